@@ -1,0 +1,41 @@
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import type { JobCatalog } from '@longrun/core';
+import type { TaskQueue } from '@longrun/queue';
+import { requireTenant, type ApiKeys } from './http/auth.js';
+import { ApiMetrics } from './http/metrics.js';
+import { errorHandler, notFound } from './http/problem.js';
+import { healthRouter } from './routes/health.js';
+import { jobsRouter } from './routes/jobs.js';
+import { TaskService } from './services/task-service.js';
+
+export interface AppDeps {
+  tasks: TaskQueue;
+  catalog: JobCatalog;
+  keys: ApiKeys;
+  logger: Logger;
+  pollIntervalMs: number;
+  defaultTtlMs: number;
+  maxTtlMs: number;
+  redisTimeoutMs: number;
+}
+
+/**
+ * Builds the HTTP app from its dependencies; `main.ts` wires real ones, tests do the same.
+ * @example const app = createApp({ tasks, catalog, keys, logger, ...limits }); app.listen(3000)
+ */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  const metrics = new ApiMetrics(deps.tasks, deps.redisTimeoutMs);
+  const service = new TaskService(deps);
+
+  app.use(metrics.middleware);
+  app.use(healthRouter(deps.tasks, metrics.registry, deps.redisTimeoutMs));
+  app.use('/v1/jobs', requireTenant(deps.keys), jobsRouter(service));
+  app.use(notFound);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { parseEnv, sharedEnvShape } from '@longrun/core';
+
+const apiKeys = z
+  .string()
+  .transform((raw, ctx) => {
+    const keys = new Map<string, string>();
+    for (const pair of raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      const at = pair.indexOf(':');
+      const tenant = pair.slice(0, at);
+      const key = pair.slice(at + 1);
+      if (at < 1 || !/^[A-Za-z0-9_.-]{1,64}$/.test(tenant) || key.length < 16) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${pair.slice(0, Math.max(at, 0))}:…" must be tenant:key (tenant of letters, digits, _ . -; key of 16+ characters)`,
+        });
+        return z.NEVER;
+      }
+      keys.set(key, tenant);
+    }
+    return keys;
+  })
+  .optional();
+
+const schema = z
+  .object({
+    ...sharedEnvShape,
+    PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+    HOST: z.string().default('::'),
+    /** `tenant:key[,tenant:key…]` */
+    LONGRUN_API_KEYS: apiKeys,
+    LONGRUN_POLL_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
+    /** Longest a request waits on Redis before answering 503. */
+    LONGRUN_REDIS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2000),
+    LONGRUN_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  })
+  .refine((c) => c.LONGRUN_DEFAULT_TTL_MS <= c.LONGRUN_MAX_TTL_MS, {
+    path: ['LONGRUN_DEFAULT_TTL_MS'],
+    message: 'must not exceed LONGRUN_MAX_TTL_MS',
+  })
+  .refine((c) => c.NODE_ENV !== 'production' || (c.LONGRUN_API_KEYS?.size ?? 0) > 0, {
+    path: ['LONGRUN_API_KEYS'],
+    message: 'is required when NODE_ENV=production',
+  });
+
+export type ApiConfig = z.output<typeof schema>;
+
+/** Reads and validates the API's environment once; throws ConfigError on a bad value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
+  return parseEnv(schema, env);
+}

@@ -1,0 +1,50 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { Problem } from '@longrun/core';
+
+/**
+ * Bearer keys mapped to tenants. Every presented key is hashed and compared against every known
+ * key in constant time, so neither the match nor its position leaks through timing.
+ */
+export class ApiKeys {
+  private readonly entries: { digest: Buffer; tenant: string }[];
+
+  /** @example new ApiKeys(new Map([['s3cret-key-of-16+', 'acme']])) */
+  constructor(keys: ReadonlyMap<string, string>) {
+    this.entries = [...keys].map(([key, tenant]) => ({ digest: digest(key), tenant }));
+  }
+
+  /** The tenant owning `key`, or `null`. */
+  tenantFor(key: string): string | null {
+    const presented = digest(key);
+    let found: string | null = null;
+    for (const entry of this.entries) {
+      if (timingSafeEqual(entry.digest, presented)) found = entry.tenant;
+    }
+    return found;
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Requires `Authorization: Bearer <key>`; puts the tenant in `res.locals.tenant`. */
+export function requireTenant(keys: ApiKeys) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer\s+(\S{1,512})\s*$/i.exec(header);
+    const tenant = match?.[1] ? keys.tenantFor(match[1]) : null;
+    if (!tenant) {
+      throw new Problem({
+        status: 401,
+        title: 'Unauthorized',
+        detail: match ? 'The bearer key is not valid' : 'Send Authorization: Bearer <key>',
+        code: 'unauthorized',
+        headers: { 'WWW-Authenticate': 'Bearer realm="longrun"' },
+      });
+    }
+    res.locals.tenant = tenant;
+    next();
+  };
+}

@@ -1,0 +1,53 @@
+import type { NextFunction, Request, Response } from 'express';
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { guard, QUEUE_STATES, type TaskQueue } from '@longrun/queue';
+
+/** The API's Prometheus metrics, on a registry of its own. */
+export class ApiMetrics {
+  readonly registry = new Registry();
+  private readonly duration: Histogram<'method' | 'route' | 'status'>;
+
+  constructor(tasks: TaskQueue, redisTimeoutMs: number) {
+    collectDefaultMetrics({ register: this.registry });
+    this.duration = new Histogram({
+      name: 'longrun_http_request_duration_seconds',
+      help: 'HTTP request duration by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [this.registry],
+    });
+    const up = new Gauge({
+      name: 'longrun_redis_up',
+      help: '1 when Redis answered the last scrape, 0 otherwise',
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'longrun_queue_jobs',
+      help: 'BullMQ jobs per state, read at scrape time (O(1) per state)',
+      labelNames: ['queue', 'state'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          const counts = await guard(() => tasks.counts(), redisTimeoutMs);
+          for (const state of QUEUE_STATES) {
+            this.set({ queue: tasks.queue.name, state }, counts[state]);
+          }
+          up.set(1);
+        } catch {
+          up.set(0);
+        }
+      },
+    });
+  }
+
+  /** Times every request, labelled with the route pattern (not the raw path). */
+  middleware = (req: Request, res: Response, next: NextFunction): void => {
+    const end = this.duration.startTimer();
+    res.on('finish', () => {
+      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      end({ method: req.method, route, status: String(res.statusCode) });
+    });
+    next();
+  };
+}

@@ -1,0 +1,89 @@
+import type { NextFunction, Request, Response } from 'express';
+import { Problem } from '@longrun/core';
+import { StoreFullError, StoreUnavailableError } from '@longrun/queue';
+import type { Logger } from 'pino';
+
+/** Sends a problem as `application/problem+json` with its headers. */
+export function sendProblem(res: Response, problem: Problem, instance?: string): void {
+  for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
+  if (problem.retryAfter !== undefined) res.setHeader('Retry-After', String(problem.retryAfter));
+  res
+    .status(problem.status)
+    .type('application/problem+json')
+    .send(JSON.stringify(problem.toJSON(instance)));
+}
+
+/**
+ * The one place errors become responses: known errors get their status, anything else is logged
+ * and becomes a plain 500.
+ */
+export function errorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const problem = toProblem(err);
+    if (problem.status >= 500 && !(err instanceof Problem)) {
+      const level = problem.status === 500 ? 'error' : 'warn';
+      logger[level]({ err, method: req.method, url: req.originalUrl }, 'request failed');
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendProblem(res, problem, req.originalUrl);
+  };
+}
+
+function toProblem(err: unknown): Problem {
+  if (err instanceof Problem) return err;
+  if (err instanceof StoreUnavailableError) {
+    return new Problem({
+      status: 503,
+      title: 'Service Unavailable',
+      detail: 'The task store (Redis) is not answering; retry shortly',
+      code: 'store-unavailable',
+      retryAfter: 2,
+    });
+  }
+  if (err instanceof StoreFullError) {
+    return new Problem({
+      status: 507,
+      title: 'Insufficient Storage',
+      detail: 'The task store is full; retry later',
+      code: 'store-full',
+      retryAfter: 30,
+    });
+  }
+  const bodyError = bodyParserProblem(err);
+  if (bodyError) return bodyError;
+  return new Problem({ status: 500, title: 'Internal Server Error', code: 'internal' });
+}
+
+/** body-parser's errors carry an HTTP status and a `type`. */
+function bodyParserProblem(err: unknown): Problem | null {
+  if (typeof err !== 'object' || err === null) return null;
+  const { status, type } = err as { status?: unknown; type?: unknown };
+  if (typeof status !== 'number' || status < 400 || status >= 500 || typeof type !== 'string') {
+    return null;
+  }
+  const titles: Record<string, [string, string]> = {
+    'entity.too.large': ['Content Too Large', 'The body is larger than 1 MiB'],
+    'entity.parse.failed': ['Bad Request', 'The body is not valid JSON'],
+    'charset.unsupported': ['Unsupported Media Type', 'Send the body as UTF-8 JSON'],
+    'encoding.unsupported': ['Unsupported Media Type', 'Unsupported Content-Encoding'],
+    'request.aborted': ['Bad Request', 'The request was aborted'],
+    'request.size.invalid': ['Bad Request', 'The body length does not match Content-Length'],
+  };
+  const [title, detail] = titles[type] ?? ['Bad Request', 'The body could not be read'];
+  return new Problem({ status, title, detail, code: type.replaceAll('.', '-') });
+}
+
+/** 404 for any route that does not exist. */
+export function notFound(req: Request, _res: Response, next: NextFunction): void {
+  next(
+    new Problem({
+      status: 404,
+      title: 'Not Found',
+      detail: `No route for ${req.method} ${req.path}`,
+      code: 'no-route',
+    }),
+  );
+}

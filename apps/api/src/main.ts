@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import { pino } from 'pino';
+import { ConfigError } from '@longrun/core';
+import { createRedis, TaskQueue } from '@longrun/queue';
+import { catalog } from '@longrun/worker';
+import { createApp } from './app.js';
+import { loadConfig } from './config.js';
+import { ApiKeys } from './http/auth.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = pino({ name: 'longrun-api', level: config.LOG_LEVEL });
+  let keys = config.LONGRUN_API_KEYS;
+  if (!keys || keys.size === 0) {
+    const devKey = `dev-${randomBytes(18).toString('base64url')}`;
+    keys = new Map([[devKey, 'dev']]);
+    logger.warn({ tenant: 'dev', key: devKey }, 'LONGRUN_API_KEYS is not set: made a dev key');
+    console.error(`\n  longrun dev API key (tenant "dev"): ${devKey}\n`);
+  }
+  const connection = createRedis(config.REDIS_URL, 'producer', {
+    commandTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
+  });
+  connection.on('error', (err: Error) =>
+    logger.warn({ err: err.message }, 'redis connection error'),
+  );
+  const tasks = new TaskQueue({
+    connection,
+    prefix: config.LONGRUN_PREFIX,
+    maxTtlMs: config.LONGRUN_MAX_TTL_MS,
+  });
+  const app = createApp({
+    tasks,
+    catalog,
+    keys: new ApiKeys(keys),
+    logger,
+    pollIntervalMs: config.LONGRUN_POLL_INTERVAL_MS,
+    defaultTtlMs: config.LONGRUN_DEFAULT_TTL_MS,
+    maxTtlMs: config.LONGRUN_MAX_TTL_MS,
+    redisTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
+  });
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.PORT, config.HOST, (err?: Error) =>
+      err ? reject(err) : resolve(s),
+    );
+  });
+  // Slow clients (slowloris) cannot hold sockets open for long.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  logger.info({ port, host: config.HOST }, 'api ready');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'api stopping');
+    const force = setTimeout(() => server.closeAllConnections(), config.LONGRUN_SHUTDOWN_GRACE_MS);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    clearTimeout(force);
+    await tasks.close().catch(() => undefined);
+    await connection.quit().catch(() => undefined);
+    logger.info('api stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error('api failed to start:', error);
+  process.exit(1);
+});

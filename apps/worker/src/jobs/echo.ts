@@ -1,0 +1,9 @@
+import { z } from 'zod';
+import { defineJobType } from '@longrun/core';
+
+/** Returns its input at once (used by benchmarks). */
+export const echoJob = defineJobType({
+  name: 'echo',
+  input: z.record(z.string(), z.unknown()),
+  handler: (input) => input,
+});

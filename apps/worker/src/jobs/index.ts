@@ -1,0 +1,10 @@
+import { createCatalog } from '@longrun/core';
+import { approvalJob } from './approval.js';
+import { echoJob } from './echo.js';
+import { failJob } from './fail.js';
+import { sleepJob } from './sleep.js';
+
+/** Every job type this deployment runs. Adding one: a file here and a line below. */
+export const catalog = createCatalog([sleepJob, echoJob, failJob, approvalJob]);
+
+export { approvalJob, echoJob, failJob, sleepJob };

@@ -1,0 +1,21 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { defineJobType } from '@longrun/core';
+
+/** Waits `ms`, reporting progress about once a second; a cancel stops it at once. */
+export const sleepJob = defineJobType({
+  name: 'sleep',
+  input: z.strictObject({ ms: z.int().min(0).max(3_600_000) }),
+  async handler({ ms }, ctx) {
+    const step = Math.max(Math.min(1000, ms), 1);
+    let slept = 0;
+    while (slept < ms) {
+      const chunk = Math.min(step, ms - slept);
+      await sleep(chunk, undefined, { signal: ctx.signal }); // rejects the moment it is aborted
+      slept += chunk;
+      if (slept < ms)
+        await ctx.progress(Math.floor((slept / ms) * 100), `slept ${slept} of ${ms} ms`);
+    }
+    return { sleptMs: ms };
+  },
+});

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+/** A process configuration that failed validation; `main` prints it and exits 1. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Environment values shared by the API and the worker. */
+export const sharedEnvShape = {
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379'),
+  LONGRUN_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'letters, digits, _ . - { } only (at most 64)')
+    .default('longrun'),
+  LONGRUN_DEFAULT_TTL_MS: z.coerce.number().int().min(1000).default(86_400_000),
+  LONGRUN_MAX_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(7 * 86_400_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NODE_ENV: z.string().default('development'),
+};
+
+/**
+ * Parses an environment with a zod schema, once, at start-up; throws a ConfigError naming every
+ * bad variable. Empty strings count as unset.
+ * @example parseEnv(z.object({ PORT: z.coerce.number() }), process.env)
+ */
+export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
+  const parsed = schema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

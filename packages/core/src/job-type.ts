@@ -1,0 +1,51 @@
+import type { z } from 'zod';
+
+/** What a handler gets besides its input. */
+export interface JobContext {
+  taskId: string;
+  /** 1 for the first run; higher after a retry or a crash recovery. */
+  attempt: number;
+  /** Aborted when the task is cancelled, wherever in the worker fleet the handler runs. */
+  signal: AbortSignal;
+  /** Reports progress: a number (e.g. percent) or an object; `message` becomes `statusMessage`. */
+  progress(value: number | Record<string, unknown>, message?: string): Promise<void>;
+  /**
+   * Asks the caller for input. The first time, the task becomes `input_required` and the job is
+   * parked without holding a worker slot; once answered, the handler runs again from the start and
+   * this call returns the (validated) answer. Do not catch the error it throws to park the job.
+   */
+  requestInput<S extends z.ZodType>(request: { message: string; schema: S }): Promise<z.output<S>>;
+}
+
+/** A job type: its name, the zod schema its input must match, and the code that runs it. */
+export interface JobTypeDefinition<S extends z.ZodType = z.ZodType, R = unknown> {
+  name: string;
+  input: S;
+  /** Attempts before the task fails (1 = no retries). */
+  attempts?: number;
+  /** Base of the exponential backoff between attempts. */
+  backoffMs?: number;
+  handler(input: z.output<S>, ctx: JobContext): Promise<R> | R;
+}
+
+/**
+ * Declares a job type; the API validates with `input`, the worker runs `handler`.
+ * @example defineJobType({ name: 'echo', input: z.record(z.string(), z.unknown()), handler: (i) => i })
+ */
+export function defineJobType<S extends z.ZodType, R>(
+  definition: JobTypeDefinition<S, R>,
+): JobTypeDefinition<S, R> {
+  return definition;
+}
+
+export type JobCatalog = ReadonlyMap<string, JobTypeDefinition>;
+
+/** Builds a catalog, refusing two types with one name. */
+export function createCatalog(definitions: readonly JobTypeDefinition[]): JobCatalog {
+  const catalog = new Map<string, JobTypeDefinition>();
+  for (const definition of definitions) {
+    if (catalog.has(definition.name)) throw new Error(`Duplicate job type: ${definition.name}`);
+    catalog.set(definition.name, definition);
+  }
+  return catalog;
+}

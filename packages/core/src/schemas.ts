@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { TASK_STATUSES } from './status.js';
+
+/** Task ids are random v4 UUIDs: 122 random bits, unguessable. */
+export const taskIdSchema = z.uuid();
+
+/** A JSON object (the shape of a job's input). */
+export const jsonObjectSchema = z.record(z.string(), z.unknown());
+
+export const taskStatusSchema = z.enum(TASK_STATUSES);
+
+/** The smallest ttl a caller may ask for. */
+export const MIN_TTL_MS = 1000;
+
+/**
+ * Body of `POST /v1/jobs`. Unknown top-level fields are rejected, so `ttl` for `ttlMs` is caught.
+ * @example createJobRequestSchema(7 * 86_400_000).parse({ type: 'echo', input: { a: 1 } })
+ */
+export function createJobRequestSchema(maxTtlMs: number) {
+  return z.strictObject({
+    type: z.string().min(1).max(100),
+    input: jsonObjectSchema.default({}),
+    ttlMs: z.int().min(MIN_TTL_MS).max(maxTtlMs).optional(),
+  });
+}
+export type CreateJobRequest = z.infer<ReturnType<typeof createJobRequestSchema>>;
+
+/** Body of `POST /v1/jobs/<id>/input`. */
+export const inputResponseRequestSchema = z.strictObject({ input: z.unknown() });
+
+/** Query of `GET /v1/jobs`. */
+export const listJobsQuerySchema = z.strictObject({
+  status: taskStatusSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor must be a value returned as nextCursor')
+    .optional(),
+});
+export type ListJobsQuery = z.infer<typeof listJobsQuerySchema>;
+
+/** `Idempotency-Key` header: 1 to 255 visible ASCII characters. */
+export const idempotencyKeySchema = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+
+export const taskErrorSchema = z.looseObject({ message: z.string() });
+export type TaskError = z.infer<typeof taskErrorSchema>;
+
+export const inputRequestSchema = z.object({
+  message: z.string(),
+  schema: jsonObjectSchema,
+});
+export type InputRequest = z.infer<typeof inputRequestSchema>;
+
+/** The task handle every task route answers with. */
+export const taskHandleSchema = z.object({
+  resultType: z.literal('task'),
+  taskId: z.string(),
+  type: z.string(),
+  status: taskStatusSchema,
+  statusMessage: z.string(),
+  createdAt: z.iso.datetime(),
+  lastUpdatedAt: z.iso.datetime(),
+  ttlMs: z.int(),
+  pollIntervalMs: z.int(),
+  progress: z.union([z.number(), jsonObjectSchema]).optional(),
+  result: z.unknown().optional(),
+  error: taskErrorSchema.optional(),
+  inputRequest: inputRequestSchema.optional(),
+});
+export type TaskHandle = z.infer<typeof taskHandleSchema>;
+
+/** `GET /v1/jobs/<id>/result` once the task is terminal. */
+export const taskResultSchema = z.object({
+  taskId: z.string(),
+  status: z.enum(['completed', 'cancelled', 'failed']),
+  result: z.unknown().optional(),
+  error: taskErrorSchema.optional(),
+});
+export type TaskResult = z.infer<typeof taskResultSchema>;
+
+export const taskListSchema = z.object({
+  tasks: z.array(taskHandleSchema),
+  nextCursor: z.string().nullable(),
+});
+export type TaskList = z.infer<typeof taskListSchema>;
+
+/** RFC 9457 problem details, with longrun's `errors` list. */
+export const problemSchema = z.looseObject({
+  type: z.string(),
+  title: z.string(),
+  status: z.int(),
+  detail: z.string().optional(),
+  errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+});
+
+/** Turns zod issues into `{path, message}` pairs that name the field. */
+export function fieldErrors(error: z.ZodError, root = ''): { path: string; message: string }[] {
+  return error.issues.map((issue) => {
+    const segments = [root, ...issue.path.map(String)].filter((s) => s !== '');
+    if (issue.code === 'unrecognized_keys') {
+      const keys = issue.keys;
+      return {
+        path: [...segments, keys[0] ?? ''].join('.'),
+        message: `Unknown field${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}`,
+      };
+    }
+    return { path: segments.join('.') || '(body)', message: issue.message };
+  });
+}

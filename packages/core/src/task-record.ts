@@ -1,0 +1,50 @@
+import type { InputRequest, TaskError, TaskHandle } from './schemas.js';
+import type { TaskStatus } from './status.js';
+
+/** What longrun stores about a task beside its BullMQ job: the source of truth for a poll. */
+export interface TaskRecord {
+  id: string;
+  tenant: string;
+  type: string;
+  status: TaskStatus;
+  statusMessage: string;
+  createdAt: number;
+  updatedAt: number;
+  ttlMs: number;
+  input: Record<string, unknown>;
+  cancelRequested: boolean;
+  awaitingInput: boolean;
+  progress?: number | Record<string, unknown>;
+  result?: unknown;
+  error?: TaskError;
+  inputRequest?: InputRequest;
+  /** Answers given so far, in the order the handler asked for them. */
+  inputs: unknown[];
+}
+
+/**
+ * The public handle for a record.
+ * @example toHandle(record, 5000).status // 'working'
+ */
+export function toHandle(record: TaskRecord, pollIntervalMs: number): TaskHandle {
+  const handle: TaskHandle = {
+    resultType: 'task',
+    taskId: record.id,
+    type: record.type,
+    status: record.status,
+    statusMessage: record.statusMessage,
+    createdAt: new Date(record.createdAt).toISOString(),
+    lastUpdatedAt: new Date(record.updatedAt).toISOString(),
+    ttlMs: record.ttlMs,
+    pollIntervalMs,
+  };
+  if (record.progress !== undefined) handle.progress = record.progress;
+  if (record.status === 'completed') handle.result = record.result ?? null;
+  if (record.status === 'failed' || record.status === 'cancelled') {
+    handle.error = record.error ?? { message: `Task ${record.status}` };
+  }
+  if (record.status === 'input_required' && record.inputRequest) {
+    handle.inputRequest = record.inputRequest;
+  }
+  return handle;
+}

@@ -1,0 +1,208 @@
+import type { Redis } from 'ioredis';
+import type { InputRequest, TaskError, TaskRecord, TaskStatus } from '@longrun/core';
+import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
+import { CREATE_TASK, FORGET_TASK, TRANSITION_TASK } from './scripts.js';
+
+/** Fields a transition may set; JSON-valued ones are serialised here, once. */
+export interface TaskUpdate {
+  status?: TaskStatus;
+  statusMessage?: string;
+  cancelRequested?: boolean;
+  awaitingInput?: boolean;
+  progress?: number | Record<string, unknown>;
+  result?: unknown;
+  error?: TaskError;
+  /** `null` clears it. */
+  inputRequest?: InputRequest | null;
+}
+
+export type TransitionOutcome =
+  | { ok: true; previous: TaskStatus }
+  | { ok: false; reason: 'missing' }
+  | { ok: false; reason: 'refused'; current: TaskStatus };
+
+export type CreateOutcome = { created: true } | { created: false; idempotencyValue: string };
+
+interface TaskRedis extends Redis {
+  longrunCreate(...args: (string | number)[]): Promise<string[]>;
+  longrunTransition(...args: (string | number)[]): Promise<string[]>;
+  longrunForget(...args: (string | number)[]): Promise<string[]>;
+}
+
+/**
+ * longrun's task records in Redis: one hash per task (expiring with the task's ttl), one sorted
+ * set per tenant for listing, one key per idempotency key. A poll is one `HGETALL`.
+ */
+export class TaskStore {
+  readonly keys: TaskKeys;
+  private readonly redis: TaskRedis;
+
+  constructor(
+    redis: Redis,
+    prefix: string,
+    private readonly maxTtlMs: number,
+  ) {
+    this.keys = taskKeys(prefix);
+    if (!('longrunCreate' in redis)) {
+      redis.defineCommand('longrunCreate', { numberOfKeys: 3, lua: CREATE_TASK });
+      redis.defineCommand('longrunTransition', { numberOfKeys: 1, lua: TRANSITION_TASK });
+      redis.defineCommand('longrunForget', { numberOfKeys: 3, lua: FORGET_TASK });
+    }
+    this.redis = redis as TaskRedis;
+  }
+
+  /** Stores a new record, and claims its idempotency key in the same atomic step. */
+  async create(
+    record: TaskRecord,
+    idempotency?: { key: string; value: string },
+  ): Promise<CreateOutcome> {
+    const expiresAt = record.createdAt + record.ttlMs;
+    const member = indexMember(record.createdAt, record.id);
+    const fields = [...serialise(record), ['ix', member], ['idem', idempotency?.key ?? '']].flat();
+    const reply = await this.redis.longrunCreate(
+      this.keys.task(record.id),
+      this.keys.index(record.tenant),
+      idempotency?.key ?? this.keys.task(record.id),
+      expiresAt,
+      member,
+      indexPruneBound(Date.now() - this.maxTtlMs),
+      idempotency?.value ?? '',
+      this.maxTtlMs + 60_000,
+      ...fields,
+    );
+    if (reply[0] === 'dup') return { created: false, idempotencyValue: reply[1] ?? '' };
+    return { created: true };
+  }
+
+  /** The record, or `null` once it is gone (never created, expired or forgotten). */
+  async get(id: string): Promise<TaskRecord | null> {
+    return parse(id, await this.redis.hgetall(this.keys.task(id)));
+  }
+
+  /** Several records in one round trip; missing ones are `null`. */
+  async getMany(ids: readonly string[]): Promise<(TaskRecord | null)[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.task(id));
+    const replies = (await pipeline.exec()) ?? [];
+    return ids.map((id, i) => {
+      const [error, value] = replies[i] ?? [null, {}];
+      if (error) throw error;
+      return parse(id, value as Record<string, string>);
+    });
+  }
+
+  /**
+   * Applies `update` unless the task is terminal (or, with `requiredStatus`, not in that status).
+   * `appendInput` adds an answer to the record's inputs in the same step.
+   */
+  async transition(
+    id: string,
+    update: TaskUpdate,
+    opts: { requiredStatus?: TaskStatus; appendInput?: unknown } = {},
+  ): Promise<TransitionOutcome> {
+    const fields = serialise({ ...update, updatedAt: Date.now() }).flat();
+    const append = 'appendInput' in opts ? (JSON.stringify(opts.appendInput) ?? 'null') : '';
+    const reply = await this.redis.longrunTransition(
+      this.keys.task(id),
+      opts.requiredStatus ?? '',
+      append,
+      ...fields,
+    );
+    if (reply[0] === 'ok') return { ok: true, previous: reply[1] as TaskStatus };
+    if (reply[0] === 'missing') return { ok: false, reason: 'missing' };
+    return { ok: false, reason: 'refused', current: reply[1] as TaskStatus };
+  }
+
+  /** Deletes a terminal task, its index entry and its idempotency key. */
+  async forget(record: TaskRecord): Promise<TransitionOutcome> {
+    const key = this.keys.task(record.id);
+    const idem = await this.redis.hget(key, 'idem');
+    const reply = await this.redis.longrunForget(
+      key,
+      this.keys.index(record.tenant),
+      idem || key,
+      indexMember(record.createdAt, record.id),
+      idem ? '1' : '0',
+    );
+    if (reply[0] === 'ok') return { ok: true, previous: record.status };
+    if (reply[0] === 'missing') return { ok: false, reason: 'missing' };
+    return { ok: false, reason: 'refused', current: reply[1] as TaskStatus };
+  }
+
+  /** Removes a record that never got its job (enqueue failed), with its index entry. */
+  async discard(record: TaskRecord, idempotencyKey?: string): Promise<void> {
+    const multi = this.redis.multi().del(this.keys.task(record.id));
+    multi.zrem(this.keys.index(record.tenant), indexMember(record.createdAt, record.id));
+    if (idempotencyKey) multi.del(idempotencyKey);
+    await multi.exec();
+  }
+
+  /** A page of a tenant's index members after `after` (exclusive), newest first. */
+  async indexPage(tenant: string, after: string | undefined, count: number): Promise<string[]> {
+    return this.redis.zrangebylex(
+      this.keys.index(tenant),
+      after === undefined ? '-' : `(${after}`,
+      '+',
+      'LIMIT',
+      0,
+      count,
+    );
+  }
+
+  /** Drops index members whose records are gone. */
+  async pruneIndex(tenant: string, members: readonly string[]): Promise<void> {
+    if (members.length > 0) await this.redis.zrem(this.keys.index(tenant), ...members);
+  }
+}
+
+type Serialisable = Partial<Omit<TaskRecord, 'inputRequest'>> & {
+  inputRequest?: InputRequest | null;
+};
+
+function serialise(record: Serialisable): [string, string][] {
+  const out: [string, string][] = [];
+  const put = (field: string, value: string) => out.push([field, value]);
+  if (record.id !== undefined) put('id', record.id);
+  if (record.tenant !== undefined) put('tenant', record.tenant);
+  if (record.type !== undefined) put('type', record.type);
+  if (record.status !== undefined) put('status', record.status);
+  if (record.statusMessage !== undefined) put('msg', record.statusMessage);
+  if (record.createdAt !== undefined) put('created', String(record.createdAt));
+  if (record.updatedAt !== undefined) put('updated', String(record.updatedAt));
+  if (record.ttlMs !== undefined) put('ttl', String(record.ttlMs));
+  if (record.input !== undefined) put('input', JSON.stringify(record.input));
+  if (record.cancelRequested !== undefined) put('cancel', record.cancelRequested ? '1' : '0');
+  if (record.awaitingInput !== undefined) put('awaiting', record.awaitingInput ? '1' : '0');
+  if (record.progress !== undefined) put('progress', JSON.stringify(record.progress));
+  if ('result' in record) put('result', JSON.stringify(record.result) ?? 'null');
+  if (record.error !== undefined) put('error', JSON.stringify(record.error));
+  if (record.inputRequest !== undefined) {
+    put('inputRequest', record.inputRequest === null ? '' : JSON.stringify(record.inputRequest));
+  }
+  if (record.inputs !== undefined) put('inputs', JSON.stringify(record.inputs));
+  return out;
+}
+
+function parse(id: string, hash: Record<string, string>): TaskRecord | null {
+  if (!hash.status || !hash.tenant) return null;
+  const record: TaskRecord = {
+    id,
+    tenant: hash.tenant,
+    type: hash.type ?? '',
+    status: hash.status as TaskStatus,
+    statusMessage: hash.msg ?? '',
+    createdAt: Number(hash.created),
+    updatedAt: Number(hash.updated),
+    ttlMs: Number(hash.ttl),
+    input: hash.input ? (JSON.parse(hash.input) as Record<string, unknown>) : {},
+    cancelRequested: hash.cancel === '1',
+    awaitingInput: hash.awaiting === '1',
+    inputs: hash.inputs ? (JSON.parse(hash.inputs) as unknown[]) : [],
+  };
+  if (hash.progress) record.progress = JSON.parse(hash.progress) as TaskRecord['progress'];
+  if (hash.result !== undefined) record.result = JSON.parse(hash.result) as unknown;
+  if (hash.error) record.error = JSON.parse(hash.error) as TaskError;
+  if (hash.inputRequest) record.inputRequest = JSON.parse(hash.inputRequest) as InputRequest;
+  return record;
+}
