@@ -30,6 +30,7 @@ export class TaskQueue {
   readonly store: TaskStore;
   readonly queue: Queue;
   private readonly connection: Redis;
+  private readyWait: Promise<void> | undefined;
 
   constructor(opts: TaskQueueOptions) {
     this.connection = opts.connection;
@@ -90,6 +91,23 @@ export class TaskQueue {
       (typeof QUEUE_STATES)[number],
       number
     >;
+  }
+
+  /**
+   * Resolves once the connection is ready (at once when it is). Producers do not queue commands
+   * while disconnected, so callers wait here, bounded by their own deadline, instead of failing
+   * a request that arrives while the connection is still being made.
+   */
+  whenReady(): Promise<void> {
+    if (this.connection.status === 'ready') return Promise.resolve();
+    // One shared listener however many requests wait during an outage.
+    this.readyWait ??= new Promise<void>((resolve) =>
+      this.connection.once('ready', () => {
+        this.readyWait = undefined;
+        resolve();
+      }),
+    );
+    return this.readyWait;
   }
 
   async ping(): Promise<void> {

@@ -293,7 +293,10 @@ export class TaskService {
   }
 
   private redis<T>(operation: () => Promise<T>): Promise<T> {
-    return guard(operation, this.opts.redisTimeoutMs);
+    return guard(async () => {
+      await this.opts.tasks.whenReady();
+      return operation();
+    }, this.opts.redisTimeoutMs);
   }
 }
 

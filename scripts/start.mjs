@@ -1,0 +1,66 @@
+// `npm start`: build if needed, make sure a Redis answers (starting a local one when REDIS_URL is
+// unset and nothing listens on 127.0.0.1:6379), then run the API and one worker until Ctrl-C.
+import { spawn, spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { findRedisServer, ping, startRedis } from './redis.mjs';
+
+const root = resolve(import.meta.dirname, '..');
+const say = (msg) => console.error(`[longrun] ${msg}`);
+
+const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+let redis = null;
+const env = { ...process.env };
+if (!env.REDIS_URL) {
+  if (await ping('127.0.0.1', 6379)) {
+    say('using the Redis that answers on 127.0.0.1:6379');
+  } else {
+    const bin = findRedisServer();
+    if (!bin) {
+      say('no Redis answers on 127.0.0.1:6379 and there is no redis-server binary.');
+      say('Install one:   sudo apt-get install redis-server');
+      say('or run one:    docker compose up -d redis');
+      say('or point at one: REDIS_URL=redis://host:6379 npm start');
+      process.exit(1);
+    }
+    const dir = resolve(root, '.data/redis');
+    redis = await startRedis({ bin, port: 6379, dir, appendonly: true });
+    say(`started redis-server on 127.0.0.1:6379 (AOF on, data in ${dir})`);
+  }
+  env.REDIS_URL = 'redis://127.0.0.1:6379';
+}
+
+const children = [
+  ['api', 'apps/api/dist/main.js'],
+  ['worker', 'apps/worker/dist/main.js'],
+].map(([name, file]) => {
+  const child = spawn(process.execPath, [file], { cwd: root, env, stdio: 'inherit' });
+  child.on('exit', (code, signal) => {
+    say(`${name} exited (${signal ?? code})`);
+    if (!stopping) void stop(code ?? 1);
+  });
+  return child;
+});
+
+let stopping = false;
+async function stop(code = 0) {
+  stopping = true;
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise((r) => {
+          if (c.exitCode !== null || c.signalCode !== null) return r();
+          c.once('exit', r);
+          c.kill('SIGTERM');
+        }),
+    ),
+  );
+  if (redis) {
+    say('stopping the local redis-server');
+    await redis.stop();
+  }
+  process.exit(code);
+}
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import { ApiKeys, createApp } from '@longrun/api';
+import { createRedis, TaskQueue } from '@longrun/queue';
+import { catalog } from '@longrun/worker';
+import { httpClient } from './http.js';
+import { startApp, type Proc } from './processes.js';
+
+export const KEY_A = 'tenant-a-key-0123456789';
+export const KEY_B = 'tenant-b-key-0123456789';
+export const API_KEYS = `alpha:${KEY_A},beta:${KEY_B}`;
+
+/** A fresh key prefix, so tests sharing one Redis never see each other's keys. */
+export function uniquePrefix(): string {
+  return `test-${randomUUID().slice(0, 12)}`;
+}
+
+export interface InProcessApi {
+  url: string;
+  prefix: string;
+  tasks: TaskQueue;
+  /** Client as tenant "alpha". */
+  http: ReturnType<typeof httpClient>;
+  close(): Promise<void>;
+}
+
+/** The real API app (`createApp`) on a real listening socket, in this process. */
+export async function startInProcessApi(
+  opts: {
+    prefix?: string;
+    redisUrl?: string;
+    pollIntervalMs?: number;
+    redisTimeoutMs?: number;
+    maxTtlMs?: number;
+  } = {},
+): Promise<InProcessApi> {
+  const prefix = opts.prefix ?? uniquePrefix();
+  const redisTimeoutMs = opts.redisTimeoutMs ?? 2000;
+  const connection = createRedis(opts.redisUrl ?? inject('redisUrl'), 'producer', {
+    commandTimeoutMs: redisTimeoutMs,
+  });
+  connection.on('error', () => undefined);
+  const maxTtlMs = opts.maxTtlMs ?? 7 * 86_400_000;
+  const tasks = new TaskQueue({ connection, prefix, maxTtlMs });
+  const app = createApp({
+    tasks,
+    catalog,
+    keys: new ApiKeys(
+      new Map([
+        [KEY_A, 'alpha'],
+        [KEY_B, 'beta'],
+      ]),
+    ),
+    logger: pino({ level: 'silent' }),
+    pollIntervalMs: opts.pollIntervalMs ?? 1000,
+    defaultTtlMs: 86_400_000,
+    maxTtlMs,
+    redisTimeoutMs,
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    prefix,
+    tasks,
+    http: httpClient(url, KEY_A),
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await tasks.close().catch(() => undefined);
+      connection.disconnect();
+    },
+  };
+}
+
+/** A real worker process on the given prefix. */
+export function startWorker(prefix: string, env: Record<string, string> = {}): Promise<Proc> {
+  return startApp('worker', {
+    REDIS_URL: inject('redisUrl'),
+    LONGRUN_PREFIX: prefix,
+    LONGRUN_METRICS_PORT: '0',
+    LONGRUN_METRICS_HOST: '127.0.0.1',
+    ...env,
+  });
+}
