@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '@longrun/core';
+import { loadConfig } from './config.js';
+
+describe('api config', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      PORT: 3000,
+      HOST: '::',
+      LONGRUN_PREFIX: 'longrun',
+      LONGRUN_POLL_INTERVAL_MS: 5000,
+      LONGRUN_DEFAULT_TTL_MS: 86_400_000,
+      LONGRUN_MAX_TTL_MS: 604_800_000,
+    });
+    expect(c.LONGRUN_API_KEYS).toBeUndefined();
+  });
+
+  it('parses tenant:key pairs', () => {
+    const c = loadConfig({ LONGRUN_API_KEYS: 'acme:aaaaaaaaaaaaaaaa1, beta:bbbbbbbbbbbbbbbb:2' });
+    expect([...c.LONGRUN_API_KEYS!]).toEqual([
+      ['aaaaaaaaaaaaaaaa1', 'acme'],
+      ['bbbbbbbbbbbbbbbb:2', 'beta'],
+    ]);
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    [{ LONGRUN_API_KEYS: 'nokey' }, 'LONGRUN_API_KEYS'],
+    [{ LONGRUN_API_KEYS: 'acme:short' }, 'LONGRUN_API_KEYS'],
+    [{ LONGRUN_POLL_INTERVAL_MS: '-5' }, 'LONGRUN_POLL_INTERVAL_MS'],
+    [{ LONGRUN_DEFAULT_TTL_MS: '900000000', LONGRUN_MAX_TTL_MS: '1000' }, 'LONGRUN_DEFAULT_TTL_MS'],
+    [{ LONGRUN_PREFIX: 'a b' }, 'LONGRUN_PREFIX'],
+    [{ NODE_ENV: 'production' }, 'LONGRUN_API_KEYS'],
+  ])('rejects %o naming %s', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(name));
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ PORT: '', LONGRUN_API_KEYS: '' }).PORT).toBe(3000);
+  });
+});

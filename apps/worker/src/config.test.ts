@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '@longrun/core';
+import { loadConfig } from './config.js';
+
+describe('worker config', () => {
+  it('has the documented defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      LONGRUN_WORKER_CONCURRENCY: 8,
+      LONGRUN_METRICS_PORT: 9464,
+      LONGRUN_MAX_STALLED_COUNT: 3,
+      LONGRUN_SHUTDOWN_GRACE_MS: 30_000,
+    });
+    expect(loadConfig({}).LONGRUN_LOCK_DURATION_MS).toBeUndefined(); // BullMQ's own default
+  });
+
+  it.each([
+    [{ LONGRUN_WORKER_CONCURRENCY: '0' }, 'LONGRUN_WORKER_CONCURRENCY'],
+    [{ LONGRUN_WORKER_CONCURRENCY: 'many' }, 'LONGRUN_WORKER_CONCURRENCY'],
+    [{ LONGRUN_METRICS_PORT: '70000' }, 'LONGRUN_METRICS_PORT'],
+    [{ LONGRUN_LOCK_DURATION_MS: '10' }, 'LONGRUN_LOCK_DURATION_MS'],
+  ])('rejects %o naming %s', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(name));
+  });
+});

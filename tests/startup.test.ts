@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { httpClient } from './helpers/http.js';
+import { runApp, startApp } from './helpers/processes.js';
+import { uniquePrefix } from './helpers/service.js';
+
+describe('process start-up', () => {
+  it('the API refuses to start in production without keys, saying why', async () => {
+    const { code, output } = await runApp('api', {
+      NODE_ENV: 'production',
+      LONGRUN_API_KEYS: '',
+      PORT: '0',
+    });
+    expect(code).toBe(1);
+    expect(output).toMatch(/LONGRUN_API_KEYS: is required when NODE_ENV=production/);
+  });
+
+  it('a bad value stops the worker with a clear message', async () => {
+    const { code, output } = await runApp('worker', { LONGRUN_WORKER_CONCURRENCY: 'lots' });
+    expect(code).toBe(1);
+    expect(output).toMatch(/Invalid configuration:\n\s+LONGRUN_WORKER_CONCURRENCY/);
+  });
+
+  it('without keys outside production the API makes a dev key, prints it, and it works', async () => {
+    const api = await startApp('api', {
+      LONGRUN_API_KEYS: '',
+      NODE_ENV: 'development',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      REDIS_URL: inject('redisUrl'),
+      LONGRUN_PREFIX: uniquePrefix(),
+    });
+    try {
+      const line = api.lines.find((l) => l.includes('longrun dev API key'));
+      const key = /: (dev-\S+)/.exec(line ?? '')?.[1];
+      expect(key).toBeTruthy();
+      const http = httpClient(`http://127.0.0.1:${api.ready.port as number}`, key);
+      expect((await http('GET', '/v1/jobs')).status).toBe(200);
+      expect((await http('GET', '/v1/jobs', { key: 'dev-wrong-key-xxxxxxxxxxxxxx' })).status).toBe(
+        401,
+      );
+      expect(await api.stop()).toBe(0);
+    } finally {
+      await api.kill();
+    }
+  });
+});
