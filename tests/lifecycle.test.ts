@@ -202,7 +202,7 @@ describe('input_required', () => {
     const solo = await startInProcessApi();
     let w = await startWorker(solo.prefix, { LONGRUN_WORKER_CONCURRENCY: '1' });
     try {
-      const ids = [];
+      const ids: string[] = [];
       for (let i = 0; i < 3; i++) {
         ids.push(
           (
