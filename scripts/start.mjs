@@ -1,5 +1,6 @@
 // `npm start`: build if needed, make sure a Redis answers (starting a local one when REDIS_URL is
-// unset and nothing listens on 127.0.0.1:6379), then run the API and one worker until Ctrl-C.
+// unset and nothing listens on 127.0.0.1:6379; its data goes under LONGRUN_DATA_DIR, default
+// .data/), then run the API and one worker until Ctrl-C.
 import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { findRedisServer, ping, startRedis } from './redis.mjs';
@@ -7,8 +8,14 @@ import { findRedisServer, ping, startRedis } from './redis.mjs';
 const root = resolve(import.meta.dirname, '..');
 const say = (msg) => console.error(`[longrun] ${msg}`);
 
-const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
-if (build.status !== 0) process.exit(build.status ?? 1);
+// LONGRUN_SKIP_BUILD=1 runs what is built as it is (the tests use it while other tests run dist/).
+if (process.env.LONGRUN_SKIP_BUILD !== '1') {
+  const build = spawnSync('npm', ['run', 'build', '--silent', '--', '--output-logs=errors-only'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
 
 let redis = null;
 const env = { ...process.env };
@@ -24,7 +31,7 @@ if (!env.REDIS_URL) {
       say('or point at one: REDIS_URL=redis://host:6379 npm start');
       process.exit(1);
     }
-    const dir = resolve(root, '.data/redis');
+    const dir = resolve(root, process.env.LONGRUN_DATA_DIR ?? '.data', 'redis');
     redis = await startRedis({ bin, port: 6379, dir, appendonly: true });
     say(`started redis-server on 127.0.0.1:6379 (AOF on, data in ${dir})`);
   }

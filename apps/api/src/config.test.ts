@@ -8,13 +8,13 @@ describe('api config', () => {
     expect(c).toMatchObject({
       REDIS_URL: 'redis://127.0.0.1:6379',
       PORT: 3000,
-      HOST: '::',
       LONGRUN_PREFIX: 'longrun',
       LONGRUN_POLL_INTERVAL_MS: 5000,
       LONGRUN_DEFAULT_TTL_MS: 86_400_000,
       LONGRUN_MAX_TTL_MS: 604_800_000,
     });
     expect(c.LONGRUN_API_KEYS).toBeUndefined();
+    expect(c.HOST).toBeUndefined(); // all interfaces
   });
 
   it('parses tenant:key pairs', () => {

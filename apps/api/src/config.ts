@@ -29,7 +29,8 @@ const schema = z
   .object({
     ...sharedEnvShape,
     PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
-    HOST: z.string().default('::'),
+    /** Unset: all interfaces (IPv6 and IPv4 where available, as Node's `listen` does). */
+    HOST: z.string().optional(),
     /** `tenant:key[,tenant:key…]` */
     LONGRUN_API_KEYS: apiKeys,
     LONGRUN_POLL_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),

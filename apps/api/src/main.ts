@@ -40,9 +40,10 @@ async function main(): Promise<void> {
     redisTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
   });
   const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.PORT, config.HOST, (err?: Error) =>
-      err ? reject(err) : resolve(s),
-    );
+    const done = (err?: Error) => (err ? reject(err) : resolve(s));
+    const s = config.HOST
+      ? app.listen(config.PORT, config.HOST, done)
+      : app.listen(config.PORT, done);
   });
   // Slow clients (slowloris) cannot hold sockets open for long.
   server.headersTimeout = 10_000;
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 5_000;
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
-  logger.info({ port, host: config.HOST }, 'api ready');
+  logger.info({ port, host: config.HOST ?? 'all interfaces' }, 'api ready');
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -53,3 +53,14 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 if ARGV[2] == '1' then redis.call('DEL', KEYS[3]) end
 return {'ok'}
 `;
+
+/**
+ * KEYS: task, index, idempotency (or the task key). ARGV: indexMember, idempotencyValue ('' = none).
+ * Takes back a task whose job was never added; the idempotency key only if it is still ours.
+ */
+export const DISCARD_TASK = `
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
+return 1
+`;

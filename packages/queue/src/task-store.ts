@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { InputRequest, TaskError, TaskRecord, TaskStatus } from '@longrun/core';
 import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
-import { CREATE_TASK, FORGET_TASK, TRANSITION_TASK } from './scripts.js';
+import { CREATE_TASK, DISCARD_TASK, FORGET_TASK, TRANSITION_TASK } from './scripts.js';
 
 /** Fields a transition may set; JSON-valued ones are serialised here, once. */
 export interface TaskUpdate {
@@ -27,6 +27,7 @@ interface TaskRedis extends Redis {
   longrunCreate(...args: (string | number)[]): Promise<string[]>;
   longrunTransition(...args: (string | number)[]): Promise<string[]>;
   longrunForget(...args: (string | number)[]): Promise<string[]>;
+  longrunDiscard(...args: (string | number)[]): Promise<number>;
 }
 
 /**
@@ -47,6 +48,7 @@ export class TaskStore {
       redis.defineCommand('longrunCreate', { numberOfKeys: 3, lua: CREATE_TASK });
       redis.defineCommand('longrunTransition', { numberOfKeys: 1, lua: TRANSITION_TASK });
       redis.defineCommand('longrunForget', { numberOfKeys: 3, lua: FORGET_TASK });
+      redis.defineCommand('longrunDiscard', { numberOfKeys: 3, lua: DISCARD_TASK });
     }
     this.redis = redis as TaskRedis;
   }
@@ -130,12 +132,18 @@ export class TaskStore {
     return { ok: false, reason: 'refused', current: reply[1] as TaskStatus };
   }
 
-  /** Removes a record that never got its job (enqueue failed), with its index entry. */
-  async discard(record: TaskRecord, idempotencyKey?: string): Promise<void> {
-    const multi = this.redis.multi().del(this.keys.task(record.id));
-    multi.zrem(this.keys.index(record.tenant), indexMember(record.createdAt, record.id));
-    if (idempotencyKey) multi.del(idempotencyKey);
-    await multi.exec();
+  /**
+   * Takes back a record whose job was never added (or whose create timed out and may still land),
+   * with its index entry, and its idempotency key while that still names this task.
+   */
+  async discard(record: TaskRecord, idempotency?: { key: string; value: string }): Promise<void> {
+    await this.redis.longrunDiscard(
+      this.keys.task(record.id),
+      this.keys.index(record.tenant),
+      idempotency?.key ?? this.keys.task(record.id),
+      indexMember(record.createdAt, record.id),
+      idempotency?.value ?? '',
+    );
   }
 
   /** A page of a tenant's index members after `after` (exclusive), newest first. */

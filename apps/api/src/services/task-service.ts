@@ -101,14 +101,21 @@ export class TaskService {
         }
       : undefined;
 
-    const outcome = await this.redis(() => this.store.create(record, idempotency));
+    const outcome = await this.redis(() => this.store.create(record, idempotency)).catch(
+      async (error: unknown) => {
+        // A create that timed out may still run once Redis is free (commands on a connection run
+        // in order): send the removal after it, so a 503 leaves no task that never runs.
+        await this.redis(() => this.store.discard(record, idempotency)).catch(() => undefined);
+        throw error;
+      },
+    );
     if (!outcome.created) return this.replay(tenant, outcome.idempotencyValue, bodyHash);
 
     try {
       await this.redis(() => this.opts.tasks.enqueue(record.id, tenant, definition));
     } catch (error) {
       // Not enqueued: take the record back so no handle points at work that will never run.
-      await this.redis(() => this.store.discard(record, idempotency?.key)).catch(() => undefined);
+      await this.redis(() => this.store.discard(record, idempotency)).catch(() => undefined);
       throw error;
     }
     return { handle: this.handle(record), created: true };
