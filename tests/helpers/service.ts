@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import { ApiKeys, createApp } from '@longrun/api';
-import { createRedis, TaskQueue } from '@longrun/queue';
+import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/queue';
 import { catalog } from '@longrun/worker';
 import { httpClient } from './http.js';
 import { startApp, type Proc } from './processes.js';
@@ -22,6 +22,7 @@ export interface InProcessApi {
   url: string;
   prefix: string;
   tasks: TaskQueue;
+  events: TaskEvents;
   /** Client as tenant "alpha". */
   http: ReturnType<typeof httpClient>;
   close(): Promise<void>;
@@ -31,6 +32,8 @@ export interface InProcessApi {
 export async function startInProcessApi(
   opts: {
     prefix?: string;
+    /** LONGRUN_WEBHOOK_ALLOW entries. */
+    webhookAllow?: string[];
     redisUrl?: string;
     pollIntervalMs?: number;
     redisTimeoutMs?: number;
@@ -45,8 +48,14 @@ export async function startInProcessApi(
   connection.on('error', () => undefined);
   const maxTtlMs = opts.maxTtlMs ?? 7 * 86_400_000;
   const tasks = new TaskQueue({ connection, prefix, maxTtlMs });
+  const subscriber = createRedis(opts.redisUrl ?? inject('redisUrl'), 'subscriber');
+  subscriber.on('error', () => undefined);
+  const events = new TaskEvents(subscriber, tasks.store.keys.eventsChannel);
+  await events.start();
   const app = createApp({
     tasks,
+    events,
+    webhookPolicy: new WebhookTargetPolicy(opts.webhookAllow ?? []),
     catalog,
     keys: new ApiKeys(
       new Map([
@@ -68,12 +77,14 @@ export async function startInProcessApi(
     url,
     prefix,
     tasks,
+    events,
     http: httpClient(url, KEY_A),
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await tasks.close().catch(() => undefined);
       connection.disconnect();
+      subscriber.disconnect();
     },
   };
 }

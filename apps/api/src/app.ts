@@ -1,16 +1,20 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { JobCatalog } from '@longrun/core';
-import type { TaskQueue } from '@longrun/queue';
+import type { TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/queue';
 import { requireTenant, type ApiKeys } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
 import { errorHandler, notFound } from './http/problem.js';
 import { healthRouter } from './routes/health.js';
 import { jobsRouter } from './routes/jobs.js';
 import { TaskService } from './services/task-service.js';
+import { TaskStream } from './services/task-stream.js';
 
 export interface AppDeps {
   tasks: TaskQueue;
+  /** Process-wide wake-ups for SSE and long polls (one subscriber connection). */
+  events: TaskEvents;
+  webhookPolicy: WebhookTargetPolicy;
   catalog: JobCatalog;
   keys: ApiKeys;
   logger: Logger;
@@ -31,10 +35,11 @@ export function createApp(deps: AppDeps): Express {
   app.set('query parser', 'simple');
   const metrics = new ApiMetrics(deps.tasks, deps.redisTimeoutMs);
   const service = new TaskService(deps);
+  const stream = new TaskStream(deps);
 
   app.use(metrics.middleware);
   app.use(healthRouter(deps.tasks, metrics.registry, deps.redisTimeoutMs));
-  app.use('/v1/jobs', requireTenant(deps.keys), jobsRouter(service));
+  app.use('/v1/jobs', requireTenant(deps.keys), jobsRouter(service, stream));
   app.use(notFound);
   app.use(errorHandler(deps.logger));
   return app;

@@ -33,7 +33,6 @@ const schema = z
     HOST: z.string().optional(),
     /** `tenant:key[,tenant:key…]` */
     LONGRUN_API_KEYS: apiKeys,
-    LONGRUN_POLL_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
     /** Longest a request waits on Redis before answering 503. */
     LONGRUN_REDIS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2000),
     LONGRUN_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),

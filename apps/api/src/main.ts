@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { ConfigError } from '@longrun/core';
-import { createRedis, TaskQueue } from '@longrun/queue';
+import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/queue';
 import { catalog } from '@longrun/worker';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
@@ -29,8 +29,14 @@ async function main(): Promise<void> {
     prefix: config.LONGRUN_PREFIX,
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
   });
+  const subscriber = createRedis(config.REDIS_URL, 'subscriber');
+  subscriber.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis subscriber error'));
+  const events = new TaskEvents(subscriber, tasks.store.keys.eventsChannel);
+  void events.start().catch((err: unknown) => logger.warn({ err }, 'could not subscribe yet'));
   const app = createApp({
     tasks,
+    events,
+    webhookPolicy: new WebhookTargetPolicy(config.LONGRUN_WEBHOOK_ALLOW),
     catalog,
     keys: new ApiKeys(keys),
     logger,
@@ -63,7 +69,8 @@ async function main(): Promise<void> {
     server.closeIdleConnections();
     clearTimeout(force);
     await tasks.close().catch(() => undefined);
-    await connection.quit().catch(() => undefined);
+    await events.close();
+    await Promise.allSettled([connection.quit(), subscriber.quit()]);
     logger.info('api stopped');
     process.exit(0);
   };

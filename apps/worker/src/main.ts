@@ -1,7 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { ConfigError } from '@longrun/core';
-import { createRedis, TaskWorker } from '@longrun/queue';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  createRedis,
+  TaskWorker,
+  WebhookDispatcher,
+  WebhookTargetPolicy,
+} from '@longrun/queue';
 import { loadConfig } from './config.js';
 import { catalog } from './jobs/index.js';
 import { WorkerMetrics } from './metrics.js';
@@ -11,7 +18,8 @@ async function main(): Promise<void> {
   const logger = pino({ name: 'longrun-worker', level: config.LOG_LEVEL });
   const connection = createRedis(config.REDIS_URL, 'worker');
   const subscriber = createRedis(config.REDIS_URL, 'subscriber');
-  for (const conn of [connection, subscriber]) {
+  const relayConnection = createRedis(config.REDIS_URL, 'worker');
+  for (const conn of [connection, subscriber, relayConnection]) {
     conn.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
   }
   const metrics = new WorkerMetrics(config.LONGRUN_WORKER_CONCURRENCY);
@@ -29,11 +37,23 @@ async function main(): Promise<void> {
     onRun: metrics.onRun,
     onActiveChange: metrics.onActiveChange,
   });
+  const webhooks = new WebhookDispatcher({
+    connection,
+    relayConnection,
+    prefix: config.LONGRUN_PREFIX,
+    maxTtlMs: config.LONGRUN_MAX_TTL_MS,
+    pollIntervalMs: config.LONGRUN_POLL_INTERVAL_MS,
+    policy: new WebhookTargetPolicy(config.LONGRUN_WEBHOOK_ALLOW),
+    logger,
+    consumerName: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    onDelivery: metrics.onDelivery,
+  });
   const { server, port } = await metrics.listen(
     config.LONGRUN_METRICS_PORT,
     config.LONGRUN_METRICS_HOST,
   );
   await worker.start();
+  await webhooks.start();
   logger.info(
     {
       metricsPort: port,
@@ -54,8 +74,9 @@ async function main(): Promise<void> {
       logger.warn('grace period over: releasing running jobs to stall recovery');
       await worker.close(true);
     }
+    await webhooks.close().catch(() => undefined);
     server.close();
-    await Promise.allSettled([connection.quit(), subscriber.quit()]);
+    await Promise.allSettled([connection.quit(), subscriber.quit(), relayConnection.quit()]);
     logger.info('worker stopped');
     process.exit(0);
   };

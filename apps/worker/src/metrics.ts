@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RunOutcome } from '@longrun/queue';
+import type { DeliveryOutcome, RunOutcome } from '@longrun/queue';
 
 /** The worker's Prometheus metrics, on a registry of its own. */
 export class WorkerMetrics {
@@ -8,6 +8,7 @@ export class WorkerMetrics {
   private readonly processed: Counter<'type' | 'outcome'>;
   private readonly duration: Histogram<'type'>;
   private readonly active: Gauge;
+  private readonly deliveries: Counter<'outcome'>;
 
   constructor(concurrency: number) {
     collectDefaultMetrics({ register: this.registry });
@@ -29,6 +30,12 @@ export class WorkerMetrics {
       help: 'Handlers running in this worker process now',
       registers: [this.registry],
     });
+    this.deliveries = new Counter({
+      name: 'longrun_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome (delivered, retrying, failed, dropped)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
     new Gauge({
       name: 'longrun_worker_concurrency',
       help: 'Jobs this worker process may run at once',
@@ -39,6 +46,10 @@ export class WorkerMetrics {
   onRun = (type: string, outcome: RunOutcome, durationMs: number): void => {
     this.processed.inc({ type, outcome });
     this.duration.observe({ type }, durationMs / 1000);
+  };
+
+  onDelivery = (outcome: DeliveryOutcome): void => {
+    this.deliveries.inc({ outcome });
   };
 
   onActiveChange = (delta: 1 | -1): void => {

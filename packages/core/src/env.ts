@@ -21,6 +21,18 @@ export const sharedEnvShape = {
     .int()
     .min(1000)
     .default(7 * 86_400_000),
+  /** Suggested poll interval on handles (also used in webhook payloads). */
+  LONGRUN_POLL_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
+  /** Webhook targets allowed despite being private or loopback: hosts, IPs or CIDRs. */
+  LONGRUN_WEBHOOK_ALLOW: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 };

@@ -5,3 +5,4 @@ export * from './schemas.js';
 export * from './task-record.js';
 export * from './job-type.js';
 export * from './env.js';
+export * from './webhook-signature.js';

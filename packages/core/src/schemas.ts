@@ -21,9 +21,29 @@ export function createJobRequestSchema(maxTtlMs: number) {
     type: z.string().min(1).max(100),
     input: jsonObjectSchema.default({}),
     ttlMs: z.int().min(MIN_TTL_MS).max(maxTtlMs).optional(),
+    callback: callbackSchema.optional(),
   });
 }
+
+/** Where to POST the handle on every status change (webhook), and the HMAC secret to sign with. */
+export const callbackSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }).max(2048),
+  secret: z.string().min(16).max(256).optional(),
+});
+export type Callback = z.infer<typeof callbackSchema>;
 export type CreateJobRequest = z.infer<ReturnType<typeof createJobRequestSchema>>;
+
+/** Query of `GET /v1/jobs/<id>/result`: `wait` holds the request up to that many seconds. */
+export const MAX_RESULT_WAIT_SECONDS = 30;
+export const resultQuerySchema = z.strictObject({
+  wait: z.coerce.number().int().min(0).max(MAX_RESULT_WAIT_SECONDS).optional(),
+});
+
+/** An SSE event id (a Redis stream entry id). */
+export const eventIdSchema = z.string().regex(/^\d{1,20}-\d{1,20}$/, 'must be an event id we sent');
+
+/** Query of `GET /v1/jobs/<id>/events`. */
+export const eventsQuerySchema = z.strictObject({ lastEventId: eventIdSchema.optional() });
 
 /** Body of `POST /v1/jobs/<id>/input`. */
 export const inputResponseRequestSchema = z.strictObject({ input: z.unknown() });
@@ -109,3 +129,12 @@ export function fieldErrors(error: z.ZodError, root = ''): { path: string; messa
     return { path: segments.join('.') || '(body)', message: issue.message };
   });
 }
+
+/** The JSON body of a webhook delivery. */
+export const webhookPayloadSchema = z.object({
+  id: z.string(),
+  type: z.literal('task.updated'),
+  createdAt: z.iso.datetime(),
+  task: taskHandleSchema,
+});
+export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;

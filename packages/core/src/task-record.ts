@@ -1,4 +1,4 @@
-import type { InputRequest, TaskError, TaskHandle } from './schemas.js';
+import type { Callback, InputRequest, TaskError, TaskHandle } from './schemas.js';
 import type { TaskStatus } from './status.js';
 
 /** What longrun stores about a task beside its BullMQ job: the source of truth for a poll. */
@@ -20,6 +20,33 @@ export interface TaskRecord {
   inputRequest?: InputRequest;
   /** Answers given so far, in the order the handler asked for them. */
   inputs: unknown[];
+  /** Webhook target; never shown in the handle (it may carry a secret). */
+  callback?: Callback;
+}
+
+/** One entry of a task's event stream: the state right after a change. */
+export interface TaskEvent {
+  /** Stream entry id, used as the SSE event id. */
+  id: string;
+  status: TaskStatus;
+  statusMessage: string;
+  updatedAt: number;
+  progress?: number | Record<string, unknown>;
+}
+
+/**
+ * The handle as it was at `event`: the record's fields with the event's state laid over them.
+ * @example handleAt(record, event, 5000).status // event.status
+ */
+export function handleAt(record: TaskRecord, event: TaskEvent, pollIntervalMs: number): TaskHandle {
+  const at: TaskRecord = {
+    ...record,
+    status: event.status,
+    statusMessage: event.statusMessage,
+    updatedAt: event.updatedAt,
+  };
+  if (event.progress !== undefined) at.progress = event.progress;
+  return toHandle(at, pollIntervalMs);
 }
 
 /**

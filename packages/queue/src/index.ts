@@ -5,3 +5,6 @@ export * from './stable-json.js';
 export * from './task-store.js';
 export * from './task-queue.js';
 export * from './task-worker.js';
+export * from './task-events.js';
+export * from './webhook-target.js';
+export * from './webhooks.js';

@@ -1,32 +1,58 @@
 /**
  * Lua scripts for longrun's task records. Each runs atomically in Redis, so a transition and its
- * guard ("not already terminal") can never interleave with another writer.
+ * guard ("not already terminal") can never interleave with another writer, and every change is
+ * appended to the task's event stream (for SSE) and, when the status changed and the task has a
+ * callback, to the webhook outbox, in the same step.
  */
 
+/** Appends the record's current state to its event stream; shared by create and transition. */
+const APPEND_EVENT = `
+local function append_event(task, events, outbox, channel, id, previous)
+  local snap = redis.call('HMGET', task, 'status', 'msg', 'progress', 'updated', 'callback')
+  local fields = {'status', snap[1], 'msg', snap[2] or '', 'updated', snap[4] or ''}
+  if snap[3] and snap[3] ~= '' then
+    fields[#fields + 1] = 'progress'
+    fields[#fields + 1] = snap[3]
+  end
+  local eid = redis.call('XADD', events, 'MAXLEN', '~', 1000, '*', unpack(fields))
+  local pttl = redis.call('PTTL', task)
+  if pttl > 0 then redis.call('PEXPIRE', events, pttl) end
+  if previous ~= false and snap[1] ~= previous and snap[5] and snap[5] ~= '' then
+    redis.call('XADD', outbox, '*', 'task', id, 'event', eid)
+  end
+  redis.call('PUBLISH', channel, id)
+  return eid
+end
+`;
+
 /**
- * KEYS: task, index, idempotency (or the task key when none).
- * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, field, value, …
+ * KEYS: task, index, idempotency (or the task key when none), events, outbox.
+ * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, channel,
+ * taskId, field, value, …
  * Returns {'ok'} or {'dup', existingIdempotencyValue}.
  */
-export const CREATE_TASK = `
+export const CREATE_TASK = `${APPEND_EVENT}
 if ARGV[4] ~= '' then
   local existing = redis.call('GET', KEYS[3])
   if existing then return {'dup', existing} end
   redis.call('SET', KEYS[3], ARGV[4], 'PXAT', ARGV[1])
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
 redis.call('PEXPIREAT', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], 0, ARGV[2])
 redis.call('ZREMRANGEBYLEX', KEYS[2], ARGV[3], '+')
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
+append_event(KEYS[1], KEYS[4], KEYS[5], ARGV[6], ARGV[7], false)
 return {'ok'}
 `;
 
 /**
- * KEYS: task. ARGV: requiredStatus ('' = any non-terminal), inputToAppend ('' = none), field, value, …
- * Returns {'ok', previousStatus}, {'refused', currentStatus} or {'missing'}.
+ * KEYS: task, events, outbox.
+ * ARGV: requiredStatus ('' = any non-terminal), inputToAppend ('' = none), channel, taskId,
+ * field, value, …
+ * Returns {'ok', previousStatus, eventId}, {'refused', currentStatus} or {'missing'}.
  */
-export const TRANSITION_TASK = `
+export const TRANSITION_TASK = `${APPEND_EVENT}
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'missing'} end
 if status == 'completed' or status == 'cancelled' or status == 'failed' then return {'refused', status} end
@@ -36,30 +62,31 @@ if ARGV[2] ~= '' then
   if inputs == '[]' then inputs = '[' .. ARGV[2] .. ']' else inputs = string.sub(inputs, 1, -2) .. ',' .. ARGV[2] .. ']' end
   redis.call('HSET', KEYS[1], 'inputs', inputs)
 end
-if #ARGV > 2 then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end
-return {'ok', status}
+if #ARGV > 4 then redis.call('HSET', KEYS[1], unpack(ARGV, 5)) end
+local eid = append_event(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], status)
+return {'ok', status, eid}
 `;
 
 /**
- * KEYS: task, index, idempotency (or the task key). ARGV: indexMember, dropIdempotency ('1'/'0').
+ * KEYS: task, index, idempotency (or the task key), events. ARGV: indexMember, dropIdempotency.
  * Deletes a terminal task. Returns {'ok'}, {'refused', status} or {'missing'}.
  */
 export const FORGET_TASK = `
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'missing'} end
 if status ~= 'completed' and status ~= 'cancelled' and status ~= 'failed' then return {'refused', status} end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 if ARGV[2] == '1' then redis.call('DEL', KEYS[3]) end
 return {'ok'}
 `;
 
 /**
- * KEYS: task, index, idempotency (or the task key). ARGV: indexMember, idempotencyValue ('' = none).
+ * KEYS: task, index, idempotency (or the task key), events. ARGV: indexMember, idempotencyValue.
  * Takes back a task whose job was never added; the idempotency key only if it is still ours.
  */
 export const DISCARD_TASK = `
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
 return 1

@@ -1,5 +1,12 @@
 import type { Redis } from 'ioredis';
-import type { InputRequest, TaskError, TaskRecord, TaskStatus } from '@longrun/core';
+import type {
+  Callback,
+  InputRequest,
+  TaskError,
+  TaskEvent,
+  TaskRecord,
+  TaskStatus,
+} from '@longrun/core';
 import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
 import { CREATE_TASK, DISCARD_TASK, FORGET_TASK, TRANSITION_TASK } from './scripts.js';
 
@@ -17,7 +24,7 @@ export interface TaskUpdate {
 }
 
 export type TransitionOutcome =
-  | { ok: true; previous: TaskStatus }
+  | { ok: true; previous: TaskStatus; eventId?: string }
   | { ok: false; reason: 'missing' }
   | { ok: false; reason: 'refused'; current: TaskStatus };
 
@@ -45,10 +52,10 @@ export class TaskStore {
   ) {
     this.keys = taskKeys(prefix);
     if (!('longrunCreate' in redis)) {
-      redis.defineCommand('longrunCreate', { numberOfKeys: 3, lua: CREATE_TASK });
-      redis.defineCommand('longrunTransition', { numberOfKeys: 1, lua: TRANSITION_TASK });
-      redis.defineCommand('longrunForget', { numberOfKeys: 3, lua: FORGET_TASK });
-      redis.defineCommand('longrunDiscard', { numberOfKeys: 3, lua: DISCARD_TASK });
+      redis.defineCommand('longrunCreate', { numberOfKeys: 5, lua: CREATE_TASK });
+      redis.defineCommand('longrunTransition', { numberOfKeys: 3, lua: TRANSITION_TASK });
+      redis.defineCommand('longrunForget', { numberOfKeys: 4, lua: FORGET_TASK });
+      redis.defineCommand('longrunDiscard', { numberOfKeys: 4, lua: DISCARD_TASK });
     }
     this.redis = redis as TaskRedis;
   }
@@ -65,11 +72,15 @@ export class TaskStore {
       this.keys.task(record.id),
       this.keys.index(record.tenant),
       idempotency?.key ?? this.keys.task(record.id),
+      this.keys.events(record.id),
+      this.keys.outbox,
       expiresAt,
       member,
       indexPruneBound(Date.now() - this.maxTtlMs),
       idempotency?.value ?? '',
       this.maxTtlMs + 60_000,
+      this.keys.eventsChannel,
+      record.id,
       ...fields,
     );
     if (reply[0] === 'dup') return { created: false, idempotencyValue: reply[1] ?? '' };
@@ -107,11 +118,17 @@ export class TaskStore {
     const append = 'appendInput' in opts ? (JSON.stringify(opts.appendInput) ?? 'null') : '';
     const reply = await this.redis.longrunTransition(
       this.keys.task(id),
+      this.keys.events(id),
+      this.keys.outbox,
       opts.requiredStatus ?? '',
       append,
+      this.keys.eventsChannel,
+      id,
       ...fields,
     );
-    if (reply[0] === 'ok') return { ok: true, previous: reply[1] as TaskStatus };
+    if (reply[0] === 'ok') {
+      return { ok: true, previous: reply[1] as TaskStatus, eventId: reply[2] ?? '' };
+    }
     if (reply[0] === 'missing') return { ok: false, reason: 'missing' };
     return { ok: false, reason: 'refused', current: reply[1] as TaskStatus };
   }
@@ -124,6 +141,7 @@ export class TaskStore {
       key,
       this.keys.index(record.tenant),
       idem || key,
+      this.keys.events(record.id),
       indexMember(record.createdAt, record.id),
       idem ? '1' : '0',
     );
@@ -141,9 +159,29 @@ export class TaskStore {
       this.keys.task(record.id),
       this.keys.index(record.tenant),
       idempotency?.key ?? this.keys.task(record.id),
+      this.keys.events(record.id),
       indexMember(record.createdAt, record.id),
       idempotency?.value ?? '',
     );
+  }
+
+  /** Up to `count` events after `afterId` (exclusive; `undefined` = from the start), oldest first. */
+  async events(id: string, afterId: string | undefined, count = 100): Promise<TaskEvent[]> {
+    const start = afterId === undefined ? '-' : `(${afterId}`;
+    const entries = await this.redis.xrange(this.keys.events(id), start, '+', 'COUNT', count);
+    return entries.map(([eventId, flat]) => toEvent(eventId, flat));
+  }
+
+  /** The newest event of a task, or `null`. */
+  async lastEvent(id: string): Promise<TaskEvent | null> {
+    const [entry] = await this.redis.xrevrange(this.keys.events(id), '+', '-', 'COUNT', 1);
+    return entry ? toEvent(entry[0], entry[1]) : null;
+  }
+
+  /** One event by id, or `null` when it was trimmed or the task is gone. */
+  async event(id: string, eventId: string): Promise<TaskEvent | null> {
+    const [entry] = await this.redis.xrange(this.keys.events(id), eventId, eventId);
+    return entry ? toEvent(entry[0], entry[1]) : null;
   }
 
   /** A page of a tenant's index members after `after` (exclusive), newest first. */
@@ -162,6 +200,19 @@ export class TaskStore {
   async pruneIndex(tenant: string, members: readonly string[]): Promise<void> {
     if (members.length > 0) await this.redis.zrem(this.keys.index(tenant), ...members);
   }
+}
+
+function toEvent(id: string, flat: string[]): TaskEvent {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
+  const event: TaskEvent = {
+    id,
+    status: fields.status as TaskStatus,
+    statusMessage: fields.msg ?? '',
+    updatedAt: Number(fields.updated),
+  };
+  if (fields.progress) event.progress = JSON.parse(fields.progress) as TaskEvent['progress'];
+  return event;
 }
 
 type Serialisable = Partial<Omit<TaskRecord, 'inputRequest'>> & {
@@ -189,6 +240,7 @@ function serialise(record: Serialisable): [string, string][] {
     put('inputRequest', record.inputRequest === null ? '' : JSON.stringify(record.inputRequest));
   }
   if (record.inputs !== undefined) put('inputs', JSON.stringify(record.inputs));
+  if (record.callback !== undefined) put('callback', JSON.stringify(record.callback));
   return out;
 }
 
@@ -212,5 +264,6 @@ function parse(id: string, hash: Record<string, string>): TaskRecord | null {
   if (hash.result !== undefined) record.result = JSON.parse(hash.result) as unknown;
   if (hash.error) record.error = JSON.parse(hash.error) as TaskError;
   if (hash.inputRequest) record.inputRequest = JSON.parse(hash.inputRequest) as InputRequest;
+  if (hash.callback) record.callback = JSON.parse(hash.callback) as Callback;
   return record;
 }

@@ -4,13 +4,16 @@ import {
   idempotencyKeySchema,
   isTerminal,
   Problem,
+  resultQuerySchema,
+  taskNotFound,
   type TaskRecord,
 } from '@longrun/core';
 import { jsonBody } from '../http/json-body.js';
 import type { TaskService } from '../services/task-service.js';
+import type { TaskStream } from '../services/task-stream.js';
 
 /** `/v1/jobs` routes: thin; the service decides, the error handler answers problems. */
-export function jobsRouter(service: TaskService): Router {
+export function jobsRouter(service: TaskService, stream: TaskStream): Router {
   const router = Router();
   const tenantOf = (res: Response) => res.locals.tenant as string;
   /** Loads the caller's task before anything else about the request is looked at. */
@@ -43,8 +46,29 @@ export function jobsRouter(service: TaskService): Router {
     res.json(service.handle(taskOf(res)));
   });
 
-  router.get('/:id/result', owned, (_req, res) => {
-    res.json(service.result(taskOf(res)));
+  router.get('/:id/result', owned, async (req, res) => {
+    const query = resultQuerySchema.safeParse(req.query);
+    if (!query.success) {
+      throw new Problem({
+        status: 400,
+        title: 'Bad Request',
+        detail: 'The query is invalid',
+        code: 'invalid-request',
+        errors: fieldErrors(query.error),
+      });
+    }
+    let record: TaskRecord | null = taskOf(res);
+    if (query.data.wait) {
+      const left = new AbortController();
+      res.on('close', () => left.abort());
+      record = await stream.untilTerminal(record, query.data.wait * 1000, left.signal);
+      if (!record) throw taskNotFound();
+    }
+    res.json(service.result(record));
+  });
+
+  router.get('/:id/events', owned, async (req, res) => {
+    await stream.serve(taskOf(res), req, res);
   });
 
   router.post('/:id/cancel', owned, jsonBody({ optional: true }), async (_req, res) => {

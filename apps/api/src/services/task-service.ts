@@ -17,7 +17,7 @@ import {
   type TaskRecord,
   type TaskResult,
 } from '@longrun/core';
-import { guard, stableJson, type TaskQueue } from '@longrun/queue';
+import { guard, stableJson, type TaskQueue, type WebhookTargetPolicy } from '@longrun/queue';
 import { InputValidator } from './input-validator.js';
 
 export interface TaskServiceOptions {
@@ -28,6 +28,7 @@ export interface TaskServiceOptions {
   maxTtlMs: number;
   /** Deadline for each Redis operation; past it the request answers 503. */
   redisTimeoutMs: number;
+  webhookPolicy: WebhookTargetPolicy;
 }
 
 /** Most index entries one list request reads while filtering by status. */
@@ -62,7 +63,13 @@ export class TaskService {
     const parsed = this.createSchema.safeParse(body);
     if (!parsed.success)
       throw invalid(400, 'The request body is invalid', fieldErrors(parsed.error));
-    const { type, input, ttlMs } = parsed.data;
+    const { type, input, ttlMs, callback } = parsed.data;
+    const refused = callback ? this.opts.webhookPolicy.refuseUrl(callback.url) : null;
+    if (refused) {
+      throw invalid(400, 'The callback URL is not allowed', [
+        { path: 'callback.url', message: `${refused} (see LONGRUN_WEBHOOK_ALLOW)` },
+      ]);
+    }
     const definition = this.opts.catalog.get(type);
     if (!definition) {
       throw invalid(400, `Unknown job type "${type}"`, [
@@ -92,8 +99,11 @@ export class TaskService {
       cancelRequested: false,
       awaitingInput: false,
       inputs: [],
+      ...(callback ? { callback } : {}),
     };
-    const bodyHash = sha256(stableJson({ type, input, ttlMs: ttlMs ?? null }));
+    const bodyHash = sha256(
+      stableJson({ type, input, ttlMs: ttlMs ?? null, callback: callback ?? null }),
+    );
     const idempotency = idempotencyKey
       ? {
           key: this.store.keys.idempotency(tenant, sha256(idempotencyKey)),

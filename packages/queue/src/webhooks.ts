@@ -1,0 +1,210 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import {
+  handleAt,
+  WEBHOOK_HEADERS,
+  webhookSignature,
+  type TaskEvent,
+  type WebhookPayload,
+} from '@longrun/core';
+import { WEBHOOK_QUEUE_NAME } from './keys.js';
+import { TaskStore } from './task-store.js';
+import type { TaskWorkerLogger } from './task-worker.js';
+import type { WebhookTargetPolicy } from './webhook-target.js';
+
+export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'dropped';
+
+export interface WebhookDispatcherOptions {
+  /** Worker-role connection for BullMQ and the task store. */
+  connection: Redis;
+  /** A connection of its own: the outbox relay blocks on it (XREADGROUP … BLOCK). */
+  relayConnection: Redis;
+  prefix: string;
+  maxTtlMs: number;
+  pollIntervalMs: number;
+  policy: WebhookTargetPolicy;
+  logger: TaskWorkerLogger;
+  concurrency?: number;
+  attempts?: number;
+  timeoutMs?: number;
+  /** Unique per process; names this relay in the outbox's consumer group. */
+  consumerName: string;
+  onDelivery?: (outcome: DeliveryOutcome) => void;
+}
+
+const GROUP = 'relay';
+
+/**
+ * Delivers webhooks at least once. Status changes land in the outbox stream atomically with the
+ * change itself (see scripts.ts); this relay moves them into a BullMQ queue (deterministic job ids,
+ * so a relay that crashes after adding but before acking adds nothing twice) and a BullMQ worker
+ * POSTs them, retrying with exponential backoff.
+ */
+export class WebhookDispatcher {
+  readonly queue: Queue;
+  readonly worker: Worker;
+  private readonly store: TaskStore;
+  private running = false;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly opts: WebhookDispatcherOptions) {
+    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
+    this.queue = new Queue(WEBHOOK_QUEUE_NAME, { connection: opts.connection, prefix: opts.prefix });
+    this.queue.on('error', () => undefined);
+    this.worker = new Worker(WEBHOOK_QUEUE_NAME, (job: Job) => this.deliver(job), {
+      connection: opts.connection,
+      prefix: opts.prefix,
+      concurrency: opts.concurrency ?? 16,
+      autorun: false,
+    });
+    this.worker.on('error', (err) => opts.logger.warn({ err }, 'webhook worker error'));
+    this.worker.on('failed', (job, err) => {
+      const final = !job || job.attemptsMade >= (job.opts.attempts ?? 1) || err instanceof UnrecoverableError;
+      opts.onDelivery?.(final ? 'failed' : 'retrying');
+      opts.logger.warn({ deliveryId: job?.id, err: err.message, final }, 'webhook delivery failed');
+    });
+  }
+
+  async start(): Promise<void> {
+    const outbox = this.store.keys.outbox;
+    try {
+      await this.opts.relayConnection.xgroup('CREATE', outbox, GROUP, '0', 'MKSTREAM');
+    } catch (error) {
+      if (!/BUSYGROUP/.test((error as Error).message)) throw error;
+    }
+    this.running = true;
+    this.loop = this.relay();
+    void this.worker.run();
+    await this.worker.waitUntilReady();
+  }
+
+  async close(): Promise<void> {
+    this.running = false;
+    await this.loop;
+    await this.worker.close();
+    await this.queue.close();
+  }
+
+  /** Moves outbox entries into the delivery queue; reclaims entries a dead relay left pending. */
+  private async relay(): Promise<void> {
+    const redis = this.opts.relayConnection;
+    const outbox = this.store.keys.outbox;
+    let lastClaim = 0;
+    while (this.running) {
+      try {
+        if (Date.now() - lastClaim > 10_000) {
+          lastClaim = Date.now();
+          const [, claimed] = (await redis.xautoclaim(
+            outbox, GROUP, this.opts.consumerName, 30_000, '0-0', 'COUNT', 100,
+          )) as [string, [string, string[]][]];
+          await this.forward(claimed);
+        }
+        const reply = (await redis.xreadgroup(
+          'GROUP', GROUP, this.opts.consumerName, 'COUNT', 100, 'BLOCK', 1000, 'STREAMS', outbox, '>',
+        )) as [string, [string, string[]][]][] | null;
+        await this.forward(reply?.[0]?.[1] ?? []);
+      } catch (error) {
+        if (!this.running) break;
+        this.opts.logger.warn({ err: (error as Error).message }, 'webhook relay error; retrying');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+
+  private async forward(entries: [string, string[]][]): Promise<void> {
+    if (entries.length === 0) return;
+    const attempts = this.opts.attempts ?? 10;
+    await this.queue.addBulk(
+      entries.map(([, flat]) => {
+        const fields = Object.fromEntries([0, 2].map((i) => [flat[i], flat[i + 1]]));
+        const taskId = fields.task ?? '';
+        const eventId = fields.event ?? '';
+        return {
+          name: 'deliver',
+          data: { taskId, eventId },
+          opts: {
+            jobId: `${taskId}_${eventId.replace('-', '_')}`,
+            attempts,
+            backoff: { type: 'exponential', delay: 1000 },
+            removeOnComplete: true,
+            removeOnFail: { age: 7 * 86_400 },
+          },
+        };
+      }),
+    );
+    const ids = entries.map(([id]) => id);
+    await this.opts.relayConnection
+      .multi()
+      .xack(this.store.keys.outbox, GROUP, ...ids)
+      .xdel(this.store.keys.outbox, ...ids)
+      .exec();
+  }
+
+  private async deliver(job: Job<{ taskId: string; eventId: string }>): Promise<DeliveryOutcome> {
+    const { taskId, eventId } = job.data;
+    const record = await this.store.get(taskId);
+    if (!record?.callback) {
+      this.opts.onDelivery?.('dropped'); // expired or forgotten: nobody to tell about it
+      return 'dropped';
+    }
+    const refused = this.opts.policy.refuseUrl(record.callback.url);
+    if (refused) throw new UnrecoverableError(`callback URL ${refused}`);
+    const event: TaskEvent = (await this.store.event(taskId, eventId)) ?? {
+      id: eventId,
+      status: record.status,
+      statusMessage: record.statusMessage,
+      updatedAt: record.updatedAt,
+    };
+    const payload: WebhookPayload = {
+      id: job.id ?? `${taskId}_${eventId}`,
+      type: 'task.updated',
+      createdAt: new Date(event.updatedAt).toISOString(),
+      task: handleAt(record, event, this.opts.pollIntervalMs),
+    };
+    const body = JSON.stringify(payload);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'longrun-webhooks/1',
+      [WEBHOOK_HEADERS.deliveryId]: payload.id,
+      [WEBHOOK_HEADERS.timestamp]: String(timestamp),
+    };
+    if (record.callback.secret) {
+      headers[WEBHOOK_HEADERS.signature] = webhookSignature(record.callback.secret, timestamp, body);
+    }
+    const status = await post(record.callback.url, body, headers, {
+      lookup: this.opts.policy.lookup,
+      timeoutMs: this.opts.timeoutMs ?? 10_000,
+    });
+    if (status === 410) throw new UnrecoverableError('receiver answered 410 Gone');
+    if (status < 200 || status >= 300) throw new Error(`receiver answered ${status}`);
+    this.opts.onDelivery?.('delivered');
+    return 'delivered';
+  }
+}
+
+/** POSTs `body`; resolves with the status code. `lookup` vets addresses before connecting. */
+function post(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: { lookup: WebhookTargetPolicy['lookup']; timeoutMs: number },
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = url.startsWith('https:') ? httpsRequest : httpRequest;
+    const req = request(
+      url,
+      { method: 'POST', headers, lookup: opts.lookup, timeout: opts.timeoutMs },
+      (res) => {
+        res.resume(); // the body does not matter; drain it so the socket is freed
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
