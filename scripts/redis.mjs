@@ -78,8 +78,11 @@ export async function startRedis({ bin, port, dir, appendonly = true, args = [],
       'noeviction',
       ...args,
     ],
-    { stdio: quiet ? 'ignore' : 'inherit' },
+    // Its own process group: a Ctrl-C to the terminal must not stop Redis before the processes
+    // that use it have shut down; the owner stops it explicitly.
+    { stdio: quiet ? 'ignore' : 'inherit', detached: true },
   );
+  child.unref();
   const exited = new Promise((resolve) => child.once('exit', resolve));
   for (let i = 0; i < 100; i++) {
     if (await ping('127.0.0.1', port)) {

@@ -32,6 +32,9 @@ export interface InProcessApi {
 export async function startInProcessApi(
   opts: {
     prefix?: string;
+    rateLimitRps?: number;
+    adminKeys?: string[];
+    maxOpenTasks?: number;
     /** LONGRUN_WEBHOOK_ALLOW entries. */
     webhookAllow?: string[];
     redisUrl?: string;
@@ -47,7 +50,7 @@ export async function startInProcessApi(
   });
   connection.on('error', () => undefined);
   const maxTtlMs = opts.maxTtlMs ?? 7 * 86_400_000;
-  const tasks = new TaskQueue({ connection, prefix, maxTtlMs });
+  const tasks = new TaskQueue({ connection, prefix, maxTtlMs, catalog });
   const subscriber = createRedis(opts.redisUrl ?? inject('redisUrl'), 'subscriber');
   subscriber.on('error', () => undefined);
   const events = new TaskEvents(subscriber, tasks.store.keys.eventsChannel);
@@ -68,6 +71,9 @@ export async function startInProcessApi(
     defaultTtlMs: 86_400_000,
     maxTtlMs,
     redisTimeoutMs,
+    rateLimitRps: opts.rateLimitRps ?? 0,
+    maxOpenTasks: opts.maxOpenTasks ?? 0,
+    adminKeys: opts.adminKeys ?? [],
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

@@ -11,7 +11,13 @@ export interface SseEvent {
 export async function readSse(
   url: string,
   opts: { key: string; headers?: Record<string, string>; stopAfter?: number; timeoutMs?: number },
-): Promise<{ status: number; contentType: string | null; events: SseEvent[]; retry?: number; closedByServer: boolean }> {
+): Promise<{
+  status: number;
+  contentType: string | null;
+  events: SseEvent[];
+  retry?: number;
+  closedByServer: boolean;
+}> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? 20_000);
   const res = await fetch(url, {
@@ -24,7 +30,12 @@ export async function readSse(
   if (res.status !== 200 || !res.body) {
     clearTimeout(timer);
     await res.text();
-    return { status: res.status, contentType: res.headers.get('content-type'), events, closedByServer };
+    return {
+      status: res.status,
+      contentType: res.headers.get('content-type'),
+      events,
+      closedByServer,
+    };
   }
   const decoder = new TextDecoder();
   let buffer = '';
@@ -52,7 +63,13 @@ export async function readSse(
         if (hasData) events.push(event);
         if (opts.stopAfter && events.length >= opts.stopAfter) {
           controller.abort();
-          return { status: 200, contentType: res.headers.get('content-type'), events, retry, closedByServer };
+          return {
+            status: 200,
+            contentType: res.headers.get('content-type'),
+            events,
+            retry,
+            closedByServer,
+          };
         }
       }
     }
@@ -62,5 +79,11 @@ export async function readSse(
   } finally {
     clearTimeout(timer);
   }
-  return { status: 200, contentType: res.headers.get('content-type'), events, retry, closedByServer };
+  return {
+    status: 200,
+    contentType: res.headers.get('content-type'),
+    events,
+    retry,
+    closedByServer,
+  };
 }

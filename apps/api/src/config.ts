@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseEnv, sharedEnvShape } from '@longrun/core';
+import { clusterPrefixIssue, parseEnv, sharedEnvShape } from '@longrun/core';
 
 const apiKeys = z
   .string()
@@ -36,6 +36,30 @@ const schema = z
     /** Longest a request waits on Redis before answering 503. */
     LONGRUN_REDIS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2000),
     LONGRUN_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+    /** Requests per second per tenant (all routes under /v1); 0 turns the limit off. */
+    LONGRUN_RATE_LIMIT_RPS: z.coerce.number().int().min(0).default(100),
+    /** Keys for operator pages (`/admin/queues`), comma-separated; none: the pages are off. */
+    LONGRUN_ADMIN_KEYS: z
+      .string()
+      .default('')
+      .transform((s) =>
+        s
+          .split(',')
+          .map((k) => k.trim())
+          .filter(Boolean),
+      )
+      .refine((keys) => keys.every((k) => k.length >= 16), 'each admin key needs 16+ characters'),
+    /** The queue dashboard only shows unless this is `false`. */
+    LONGRUN_ADMIN_READ_ONLY: z
+      .enum(['true', 'false'])
+      .default('true')
+      .transform((v) => v === 'true'),
+    /** Non-terminal tasks one tenant may have at once; 0 turns the cap off. */
+    LONGRUN_MAX_OPEN_TASKS: z.coerce.number().int().min(0).default(10_000),
+  })
+  .refine((c) => clusterPrefixIssue(c) === null, {
+    path: ['LONGRUN_PREFIX'],
+    message: 'must contain a {hash tag} on Redis Cluster, e.g. {longrun}',
   })
   .refine((c) => c.LONGRUN_DEFAULT_TTL_MS <= c.LONGRUN_MAX_TTL_MS, {
     path: ['LONGRUN_DEFAULT_TTL_MS'],

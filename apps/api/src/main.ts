@@ -18,7 +18,9 @@ async function main(): Promise<void> {
     logger.warn({ tenant: 'dev', key: devKey }, 'LONGRUN_API_KEYS is not set: made a dev key');
     console.error(`\n  longrun dev API key (tenant "dev"): ${devKey}\n`);
   }
+  const cluster = { clusterNodes: config.LONGRUN_REDIS_CLUSTER_NODES };
   const connection = createRedis(config.REDIS_URL, 'producer', {
+    ...cluster,
     commandTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
   });
   connection.on('error', (err: Error) =>
@@ -28,9 +30,12 @@ async function main(): Promise<void> {
     connection,
     prefix: config.LONGRUN_PREFIX,
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
+    catalog,
   });
-  const subscriber = createRedis(config.REDIS_URL, 'subscriber');
-  subscriber.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis subscriber error'));
+  const subscriber = createRedis(config.REDIS_URL, 'subscriber', cluster);
+  subscriber.on('error', (err: Error) =>
+    logger.warn({ err: err.message }, 'redis subscriber error'),
+  );
   const events = new TaskEvents(subscriber, tasks.store.keys.eventsChannel);
   void events.start().catch((err: unknown) => logger.warn({ err }, 'could not subscribe yet'));
   const app = createApp({
@@ -44,6 +49,10 @@ async function main(): Promise<void> {
     defaultTtlMs: config.LONGRUN_DEFAULT_TTL_MS,
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
     redisTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
+    rateLimitRps: config.LONGRUN_RATE_LIMIT_RPS,
+    maxOpenTasks: config.LONGRUN_MAX_OPEN_TASKS,
+    adminKeys: config.LONGRUN_ADMIN_KEYS,
+    adminReadOnly: config.LONGRUN_ADMIN_READ_ONLY,
   });
   const server: Server = await new Promise((resolve, reject) => {
     const done = (err?: Error) => (err ? reject(err) : resolve(s));
@@ -64,6 +73,10 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'api stopping');
+    setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.LONGRUN_SHUTDOWN_GRACE_MS + 5000).unref();
     const force = setTimeout(() => server.closeAllConnections(), config.LONGRUN_SHUTDOWN_GRACE_MS);
     await new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();

@@ -1,17 +1,54 @@
 import { z } from 'zod';
-import { parseEnv, sharedEnvShape } from '@longrun/core';
+import { clusterPrefixIssue, parseEnv, sharedEnvShape } from '@longrun/core';
 
-const schema = z.object({
-  ...sharedEnvShape,
-  LONGRUN_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(8),
-  /** 0 picks a free port (handy when several workers share a host). */
-  LONGRUN_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),
-  LONGRUN_METRICS_HOST: z.string().default('0.0.0.0'),
-  LONGRUN_LOCK_DURATION_MS: z.coerce.number().int().min(500).optional(),
-  LONGRUN_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).optional(),
-  LONGRUN_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(3),
-  LONGRUN_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
-});
+const schema = z
+  .object({
+    ...sharedEnvShape,
+    LONGRUN_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(8),
+    /** 0 picks a free port (handy when several workers share a host). */
+    LONGRUN_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),
+    LONGRUN_METRICS_HOST: z.string().default('0.0.0.0'),
+    LONGRUN_LOCK_DURATION_MS: z.coerce.number().int().min(500).optional(),
+    LONGRUN_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).optional(),
+    LONGRUN_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(3),
+    LONGRUN_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+    /** Run only these job types (comma list); unset: all. */
+    LONGRUN_WORKER_TYPES: z
+      .string()
+      .optional()
+      .transform((s) =>
+        s
+          ?.split(',')
+          .map((t) => t.trim())
+          .filter(Boolean),
+      ),
+    /**
+     * Fleet-wide concurrency caps per job type, `type:n[,type:n…]`, stored on the type's queue in
+     * Redis (BullMQ global concurrency), so they hold however many workers run.
+     */
+    LONGRUN_TYPE_CONCURRENCY: z
+      .string()
+      .default('')
+      .transform((raw, ctx) => {
+        const caps = new Map<string, number>();
+        for (const pair of raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)) {
+          const [type = '', n = ''] = pair.split(':');
+          if (!type || !/^\d+$/.test(n) || Number(n) < 1) {
+            ctx.addIssue({ code: 'custom', message: `"${pair}" must be type:n with n >= 1` });
+            return z.NEVER;
+          }
+          caps.set(type, Number(n));
+        }
+        return caps;
+      }),
+  })
+  .refine((c) => clusterPrefixIssue(c) === null, {
+    path: ['LONGRUN_PREFIX'],
+    message: 'must contain a {hash tag} on Redis Cluster, e.g. {longrun}',
+  });
 
 export type WorkerConfig = z.output<typeof schema>;
 

@@ -3,8 +3,11 @@ import { pino } from 'pino';
 import { ConfigError } from '@longrun/core';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import {
   createRedis,
+  queueNameFor,
   TaskWorker,
   WebhookDispatcher,
   WebhookTargetPolicy,
@@ -16,9 +19,10 @@ import { WorkerMetrics } from './metrics.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ name: 'longrun-worker', level: config.LOG_LEVEL });
-  const connection = createRedis(config.REDIS_URL, 'worker');
-  const subscriber = createRedis(config.REDIS_URL, 'subscriber');
-  const relayConnection = createRedis(config.REDIS_URL, 'worker');
+  const cluster = { clusterNodes: config.LONGRUN_REDIS_CLUSTER_NODES };
+  const connection = createRedis(config.REDIS_URL, 'worker', cluster);
+  const subscriber = createRedis(config.REDIS_URL, 'subscriber', cluster);
+  const relayConnection = createRedis(config.REDIS_URL, 'worker', cluster);
   for (const conn of [connection, subscriber, relayConnection]) {
     conn.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
   }
@@ -29,6 +33,7 @@ async function main(): Promise<void> {
     prefix: config.LONGRUN_PREFIX,
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
     catalog,
+    types: config.LONGRUN_WORKER_TYPES,
     concurrency: config.LONGRUN_WORKER_CONCURRENCY,
     lockDurationMs: config.LONGRUN_LOCK_DURATION_MS,
     stalledIntervalMs: config.LONGRUN_STALLED_INTERVAL_MS,
@@ -52,13 +57,15 @@ async function main(): Promise<void> {
     config.LONGRUN_METRICS_PORT,
     config.LONGRUN_METRICS_HOST,
   );
+  await applyTypeConcurrency(connection, config.LONGRUN_PREFIX, config.LONGRUN_TYPE_CONCURRENCY);
   await worker.start();
   await webhooks.start();
   logger.info(
     {
       metricsPort: port,
       concurrency: config.LONGRUN_WORKER_CONCURRENCY,
-      types: [...catalog.keys()],
+      types: config.LONGRUN_WORKER_TYPES ?? [...catalog.keys()],
+      queues: worker.queueNames,
     },
     'worker ready',
   );
@@ -68,6 +75,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, graceMs: config.LONGRUN_SHUTDOWN_GRACE_MS }, 'worker stopping');
+    // Whatever happens (Redis gone, a handler that never yields), the process ends.
+    setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.LONGRUN_SHUTDOWN_GRACE_MS + 5000).unref();
     const closed = worker.close().then(() => true);
     const inTime = await Promise.race([closed, sleep(config.LONGRUN_SHUTDOWN_GRACE_MS, false)]);
     if (!inTime) {
@@ -82,6 +94,27 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** Stores fleet-wide concurrency caps on the job types' queues (BullMQ global concurrency). */
+async function applyTypeConcurrency(
+  connection: Redis,
+  prefix: string,
+  caps: ReadonlyMap<string, number>,
+): Promise<void> {
+  for (const [type, cap] of caps) {
+    const definition = catalog.get(type);
+    if (!definition)
+      throw new ConfigError(`LONGRUN_TYPE_CONCURRENCY names unknown job type ${type}`);
+    if (!definition.queue) {
+      throw new ConfigError(
+        `LONGRUN_TYPE_CONCURRENCY: ${type} shares the default queue; give it a queue of its own`,
+      );
+    }
+    const queue = new Queue(queueNameFor(definition), { connection, prefix });
+    await queue.setGlobalConcurrency(cap);
+    await queue.close();
+  }
 }
 
 main().catch((error: unknown) => {

@@ -11,6 +11,16 @@ export const sharedEnvShape = {
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .default('redis://127.0.0.1:6379'),
+  /** Redis Cluster seed nodes, comma-separated; when set, REDIS_URL is not used. */
+  LONGRUN_REDIS_CLUSTER_NODES: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
   LONGRUN_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'letters, digits, _ . - { } only (at most 64)')
@@ -36,6 +46,20 @@ export const sharedEnvShape = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 };
+
+/**
+ * On Redis Cluster every key of a task must live in one hash slot (Lua scripts touch several):
+ * the prefix needs a `{hash tag}`.
+ */
+export function clusterPrefixIssue(env: {
+  LONGRUN_REDIS_CLUSTER_NODES: string[];
+  LONGRUN_PREFIX: string;
+}): string | null {
+  if (env.LONGRUN_REDIS_CLUSTER_NODES.length === 0 || /\{[^{}]+\}/.test(env.LONGRUN_PREFIX)) {
+    return null;
+  }
+  return 'must contain a {hash tag} on Redis Cluster, e.g. {longrun}';
+}
 
 /**
  * Parses an environment with a zod schema, once, at start-up; throws a ConfigError naming every

@@ -25,6 +25,12 @@ export interface JobTypeDefinition<S extends z.ZodType = z.ZodType, R = unknown>
   attempts?: number;
   /** Base of the exponential backoff between attempts. */
   backoffMs?: number;
+  /**
+   * Runs this type on a BullMQ queue of its own (`tasks-<queue>`), so a slow or bursty type cannot
+   * starve the others, and workers can be started for a subset of types. Default: the shared
+   * `tasks` queue.
+   */
+  queue?: string;
   handler(input: z.output<S>, ctx: JobContext): Promise<R> | R;
 }
 

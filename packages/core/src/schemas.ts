@@ -21,6 +21,8 @@ export function createJobRequestSchema(maxTtlMs: number) {
     type: z.string().min(1).max(100),
     input: jsonObjectSchema.default({}),
     ttlMs: z.int().min(MIN_TTL_MS).max(maxTtlMs).optional(),
+    /** BullMQ priority: 1 runs first; without one, jobs run in arrival order ahead of prioritized ones. */
+    priority: z.int().min(1).max(2_097_152).optional(),
     callback: callbackSchema.optional(),
   });
 }

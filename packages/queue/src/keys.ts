@@ -1,6 +1,14 @@
 /** BullMQ queue that carries every job type (BullMQ keys: `<prefix>:tasks:*`). */
 export const QUEUE_NAME = 'tasks';
 
+/**
+ * The BullMQ queue a job type runs on.
+ * @example queueNameFor({ queue: 'slow' }) // 'tasks-slow'
+ */
+export function queueNameFor(definition: { queue?: string }): string {
+  return definition.queue ? `${QUEUE_NAME}-${definition.queue}` : QUEUE_NAME;
+}
+
 /** BullMQ queue of webhook deliveries. */
 export const WEBHOOK_QUEUE_NAME = 'webhooks';
 
@@ -11,6 +19,10 @@ const MAX_MS = 9_999_999_999_999;
 export interface TaskKeys {
   task(id: string): string;
   index(tenant: string): string;
+  /** The tenant's non-terminal tasks, scored by expiry (for the open-tasks cap). */
+  openTasks(tenant: string): string;
+  /** `openTasks(tenant)` is this + tenant + ':open' (Lua builds it from the record's tenant). */
+  tenantPrefix: string;
   idempotency(tenant: string, keyHash: string): string;
   /** Stream of a task's changes (SSE replays it). */
   events(id: string): string;
@@ -25,6 +37,8 @@ export function taskKeys(prefix: string): TaskKeys {
   return {
     task: (id) => `${prefix}:task:${id}`,
     index: (tenant) => `${prefix}:tenant:${tenant}:tasks`,
+    openTasks: (tenant) => `${prefix}:tenant:${tenant}:open`,
+    tenantPrefix: `${prefix}:tenant:`,
     idempotency: (tenant, keyHash) => `${prefix}:idem:${tenant}:${keyHash}`,
     events: (id) => `${prefix}:events:${id}`,
     outbox: `${prefix}:outbox`,

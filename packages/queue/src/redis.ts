@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
 
 /**
  * What a connection is for. Producers (the API) fail fast when Redis is away; workers and
@@ -6,10 +6,18 @@ import { Redis, type RedisOptions } from 'ioredis';
  */
 export type RedisRole = 'producer' | 'worker' | 'subscriber';
 
+/** A standalone or cluster connection: ioredis gives both the same command API. */
+export type RedisClient = Redis | Cluster;
+
 export interface RedisConnectOptions {
   /** Per-command deadline for producers, so a slow Redis cannot pile up requests. */
   commandTimeoutMs?: number;
   connectTimeoutMs?: number;
+  /**
+   * Redis Cluster seed nodes (`host:port` or `redis[s]://[user:pass@]host:port`); when given, a
+   * cluster client is made and `url` is ignored. Credentials and TLS come from the first node.
+   */
+  clusterNodes?: readonly string[];
 }
 
 /**
@@ -23,13 +31,36 @@ export function createRedis(url: string, role: RedisRole, opts: RedisConnectOpti
     // Reconnect forever, backing off to 1 s: the service recovers by itself when Redis returns.
     retryStrategy: (times) => Math.min(times * 100, 1000),
   };
-  if (role === 'producer') {
-    return new Redis(url, {
-      ...base,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      commandTimeout: opts.commandTimeoutMs ?? 2000,
+  const producer: RedisOptions = {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: opts.commandTimeoutMs ?? 2000,
+  };
+  const perRole = role === 'producer' ? producer : { maxRetriesPerRequest: null };
+  if (opts.clusterNodes?.length) {
+    const nodes = opts.clusterNodes.map(parseNode);
+    const first = new URL(withScheme(opts.clusterNodes[0] as string));
+    const auth: RedisOptions = {
+      ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
+      ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
+      ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+    };
+    const cluster = new Cluster(nodes, {
+      enableOfflineQueue: role !== 'producer',
+      clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
+      redisOptions: { ...base, ...perRole, ...auth },
     });
+    // Typed as Redis for the callers: the command surface longrun uses is the same on both.
+    return cluster as unknown as Redis;
   }
-  return new Redis(url, { ...base, maxRetriesPerRequest: null });
+  return new Redis(url, { ...base, ...perRole });
+}
+
+function withScheme(node: string): string {
+  return /^rediss?:\/\//.test(node) ? node : `redis://${node}`;
+}
+
+function parseNode(node: string): ClusterNode {
+  const url = new URL(withScheme(node));
+  return { host: url.hostname, port: Number(url.port || 6379) };
 }

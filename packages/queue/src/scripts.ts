@@ -26,22 +26,30 @@ end
 `;
 
 /**
- * KEYS: task, index, idempotency (or the task key when none), events, outbox.
+ * KEYS: task, index, idempotency (or the task key when none), events, outbox, open-tasks set.
  * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, channel,
- * taskId, field, value, …
- * Returns {'ok'} or {'dup', existingIdempotencyValue}.
+ * taskId, maxOpenTasks (0 = no cap), now, field, value, …
+ * Returns {'ok'}, {'dup', existingIdempotencyValue} or {'full', openTasks}.
  */
 export const CREATE_TASK = `${APPEND_EVENT}
 if ARGV[4] ~= '' then
   local existing = redis.call('GET', KEYS[3])
   if existing then return {'dup', existing} end
-  redis.call('SET', KEYS[3], ARGV[4], 'PXAT', ARGV[1])
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+local cap = tonumber(ARGV[8])
+if cap > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', ARGV[9])
+  local open = redis.call('ZCARD', KEYS[6])
+  if open >= cap then return {'full', tostring(open)} end
+end
+if ARGV[4] ~= '' then redis.call('SET', KEYS[3], ARGV[4], 'PXAT', ARGV[1]) end
+redis.call('HSET', KEYS[1], unpack(ARGV, 10))
 redis.call('PEXPIREAT', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], 0, ARGV[2])
 redis.call('ZREMRANGEBYLEX', KEYS[2], ARGV[3], '+')
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
+redis.call('ZADD', KEYS[6], ARGV[1], ARGV[7])
+redis.call('PEXPIRE', KEYS[6], ARGV[5])
 append_event(KEYS[1], KEYS[4], KEYS[5], ARGV[6], ARGV[7], false)
 return {'ok'}
 `;
@@ -49,7 +57,7 @@ return {'ok'}
 /**
  * KEYS: task, events, outbox.
  * ARGV: requiredStatus ('' = any non-terminal), inputToAppend ('' = none), channel, taskId,
- * field, value, …
+ * openSetPrefix (the tenant's open-tasks set is `<openSetPrefix><tenant>:open`), field, value, …
  * Returns {'ok', previousStatus, eventId}, {'refused', currentStatus} or {'missing'}.
  */
 export const TRANSITION_TASK = `${APPEND_EVENT}
@@ -62,7 +70,12 @@ if ARGV[2] ~= '' then
   if inputs == '[]' then inputs = '[' .. ARGV[2] .. ']' else inputs = string.sub(inputs, 1, -2) .. ',' .. ARGV[2] .. ']' end
   redis.call('HSET', KEYS[1], 'inputs', inputs)
 end
-if #ARGV > 4 then redis.call('HSET', KEYS[1], unpack(ARGV, 5)) end
+if #ARGV > 5 then redis.call('HSET', KEYS[1], unpack(ARGV, 6)) end
+local now = redis.call('HGET', KEYS[1], 'status')
+if now == 'completed' or now == 'cancelled' or now == 'failed' then
+  -- Same hash slot as the task key (one prefix), so this is cluster-safe.
+  redis.call('ZREM', ARGV[5] .. redis.call('HGET', KEYS[1], 'tenant') .. ':open', ARGV[4])
+end
 local eid = append_event(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], status)
 return {'ok', status, eid}
 `;
@@ -82,12 +95,14 @@ return {'ok'}
 `;
 
 /**
- * KEYS: task, index, idempotency (or the task key), events. ARGV: indexMember, idempotencyValue.
+ * KEYS: task, index, idempotency (or the task key), events, open-tasks set.
+ * ARGV: indexMember, idempotencyValue, taskId.
  * Takes back a task whose job was never added; the idempotency key only if it is still ours.
  */
 export const DISCARD_TASK = `
 redis.call('DEL', KEYS[1], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[3])
 if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
 return 1
 `;

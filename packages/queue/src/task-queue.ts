@@ -1,7 +1,7 @@
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobTypeDefinition } from '@longrun/core';
-import { QUEUE_NAME } from './keys.js';
+import type { JobCatalog, JobTypeDefinition } from '@longrun/core';
+import { QUEUE_NAME, queueNameFor, WEBHOOK_QUEUE_NAME } from './keys.js';
 import { TaskStore } from './task-store.js';
 
 export interface TaskQueueOptions {
@@ -9,6 +9,16 @@ export interface TaskQueueOptions {
   connection: Redis;
   prefix: string;
   maxTtlMs: number;
+  /** The job types, to know which queues exist (types may have queues of their own). */
+  catalog?: JobCatalog;
+}
+
+/** Options of one submit that reach BullMQ. */
+export interface EnqueueOptions {
+  /** BullMQ priority: 1 is the highest; unset runs in arrival order, before prioritized jobs. */
+  priority?: number;
+  /** Carried in the job data so the worker's log lines can name the request that made the task. */
+  requestId?: string;
 }
 
 /** Job counts per BullMQ state, as `longrun_queue_jobs` exports them. */
@@ -22,35 +32,70 @@ export const QUEUE_STATES = [
   'failed',
 ] as const;
 
+export type QueueCounts = Record<(typeof QUEUE_STATES)[number], number>;
+
 /**
  * The producer side of the BullMQ boundary: task records plus the BullMQ queue their jobs go to.
  * Knows nothing of HTTP or tenants' rights; the API's service layer decides what is allowed.
  */
 export class TaskQueue {
   readonly store: TaskStore;
+  /** The shared `tasks` queue. */
   readonly queue: Queue;
+  /** Every queue a type of the catalog runs on, by name. */
+  readonly queues: ReadonlyMap<string, Queue>;
+  /** The webhook deliveries queue (filled by workers), for dashboards. */
+  readonly webhookQueue: Queue;
+  readonly prefix: string;
+  private readonly catalog: JobCatalog;
   private readonly connection: Redis;
   private readyWait: Promise<void> | undefined;
 
   constructor(opts: TaskQueueOptions) {
     this.connection = opts.connection;
+    this.prefix = opts.prefix;
     this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
-    this.queue = new Queue(QUEUE_NAME, { connection: opts.connection, prefix: opts.prefix });
-    // Errors surface on the calls that hit them; without a listener EventEmitter would throw.
-    this.queue.on('error', () => undefined);
+    this.catalog = opts.catalog ?? new Map();
+    const names = new Set([QUEUE_NAME, ...[...this.catalog.values()].map(queueNameFor)]);
+    const queues = new Map<string, Queue>();
+    for (const name of names) {
+      const queue = new Queue(name, { connection: opts.connection, prefix: opts.prefix });
+      // Errors surface on the calls that hit them; without a listener EventEmitter would throw.
+      queue.on('error', () => undefined);
+      queues.set(name, queue);
+    }
+    this.queues = queues;
+    this.queue = queues.get(QUEUE_NAME) as Queue;
+    this.webhookQueue = new Queue(WEBHOOK_QUEUE_NAME, {
+      connection: opts.connection,
+      prefix: opts.prefix,
+    });
+    this.webhookQueue.on('error', () => undefined);
+  }
+
+  /** The queue a job type runs on (the shared one for types this catalog does not know). */
+  queueFor(type: string): Queue {
+    const definition = this.catalog.get(type);
+    return this.queues.get(definition ? queueNameFor(definition) : QUEUE_NAME) ?? this.queue;
   }
 
   /**
    * Adds the BullMQ job for a stored task. Adding an id that already exists is a no-op, so a
    * replay can call it again safely. The job carries no input: the record holds it.
    */
-  async enqueue(taskId: string, tenant: string, definition: JobTypeDefinition): Promise<void> {
+  async enqueue(
+    taskId: string,
+    tenant: string,
+    definition: JobTypeDefinition,
+    opts: EnqueueOptions = {},
+  ): Promise<void> {
     const attempts = definition.attempts ?? 1;
-    await this.queue.add(
+    await this.queueFor(definition.name).add(
       definition.name,
-      { tenant },
+      { tenant, ...(opts.requestId ? { requestId: opts.requestId } : {}) },
       {
         jobId: taskId,
+        ...(opts.priority ? { priority: opts.priority } : {}),
         attempts,
         ...(attempts > 1
           ? { backoff: { type: 'exponential', delay: definition.backoffMs ?? 1000 } }
@@ -63,17 +108,17 @@ export class TaskQueue {
   }
 
   /** Removes a job that is not running (waiting, delayed, parked). `false` if it could not be. */
-  async removeJob(taskId: string): Promise<boolean> {
+  async removeJob(taskId: string, type: string): Promise<boolean> {
     try {
-      return (await this.queue.remove(taskId)) === 1;
+      return (await this.queueFor(type).remove(taskId)) === 1;
     } catch {
       return false; // locked by a worker: the cancel broadcast reaches it instead
     }
   }
 
   /** Wakes a job parked for input. `false` when there is no parked job to wake. */
-  async promote(taskId: string): Promise<boolean> {
-    const job = await Job.fromId(this.queue, taskId);
+  async promote(taskId: string, type: string): Promise<boolean> {
+    const job = await Job.fromId(this.queueFor(type), taskId);
     if (!job) return false;
     await job.promote();
     return true;
@@ -84,13 +129,30 @@ export class TaskQueue {
     await this.connection.publish(this.store.keys.cancelChannel, taskId);
   }
 
-  /** Job counts per state, O(1) each (LLEN / ZCARD). */
-  async counts(): Promise<Record<(typeof QUEUE_STATES)[number], number>> {
-    const counts = await this.queue.getJobCounts(...QUEUE_STATES);
-    return Object.fromEntries(QUEUE_STATES.map((s) => [s, counts[s] ?? 0])) as Record<
-      (typeof QUEUE_STATES)[number],
-      number
-    >;
+  /** Job counts per state, summed over every queue; O(1) per state and queue (LLEN / ZCARD). */
+  async counts(): Promise<QueueCounts> {
+    const total = Object.fromEntries(QUEUE_STATES.map((s) => [s, 0])) as QueueCounts;
+    for (const counts of (await this.countsByQueue()).values()) {
+      for (const state of QUEUE_STATES) total[state] += counts[state];
+    }
+    return total;
+  }
+
+  /** Job counts per state for each queue. */
+  async countsByQueue(): Promise<Map<string, QueueCounts>> {
+    const entries = await Promise.all(
+      [...this.queues].map(async ([name, queue]) => {
+        const counts = await queue.getJobCounts(...QUEUE_STATES);
+        const row = Object.fromEntries(QUEUE_STATES.map((s) => [s, counts[s] ?? 0])) as QueueCounts;
+        return [name, row] as const;
+      }),
+    );
+    return new Map(entries);
+  }
+
+  /** The producer connection (for other per-request Redis work, e.g. rate limiting). */
+  get redis(): Redis {
+    return this.connection;
   }
 
   /**
@@ -115,6 +177,6 @@ export class TaskQueue {
   }
 
   async close(): Promise<void> {
-    await this.queue.close();
+    await Promise.all([...this.queues.values(), this.webhookQueue].map((q) => q.close()));
   }
 }

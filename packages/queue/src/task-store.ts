@@ -28,7 +28,10 @@ export type TransitionOutcome =
   | { ok: false; reason: 'missing' }
   | { ok: false; reason: 'refused'; current: TaskStatus };
 
-export type CreateOutcome = { created: true } | { created: false; idempotencyValue: string };
+export type CreateOutcome =
+  | { created: true }
+  | { created: false; idempotencyValue: string }
+  | { created: false; full: true; openTasks: number };
 
 interface TaskRedis extends Redis {
   longrunCreate(...args: (string | number)[]): Promise<string[]>;
@@ -52,10 +55,10 @@ export class TaskStore {
   ) {
     this.keys = taskKeys(prefix);
     if (!('longrunCreate' in redis)) {
-      redis.defineCommand('longrunCreate', { numberOfKeys: 5, lua: CREATE_TASK });
+      redis.defineCommand('longrunCreate', { numberOfKeys: 6, lua: CREATE_TASK });
       redis.defineCommand('longrunTransition', { numberOfKeys: 3, lua: TRANSITION_TASK });
       redis.defineCommand('longrunForget', { numberOfKeys: 4, lua: FORGET_TASK });
-      redis.defineCommand('longrunDiscard', { numberOfKeys: 4, lua: DISCARD_TASK });
+      redis.defineCommand('longrunDiscard', { numberOfKeys: 5, lua: DISCARD_TASK });
     }
     this.redis = redis as TaskRedis;
   }
@@ -64,6 +67,7 @@ export class TaskStore {
   async create(
     record: TaskRecord,
     idempotency?: { key: string; value: string },
+    maxOpenTasks = 0,
   ): Promise<CreateOutcome> {
     const expiresAt = record.createdAt + record.ttlMs;
     const member = indexMember(record.createdAt, record.id);
@@ -74,6 +78,7 @@ export class TaskStore {
       idempotency?.key ?? this.keys.task(record.id),
       this.keys.events(record.id),
       this.keys.outbox,
+      this.keys.openTasks(record.tenant),
       expiresAt,
       member,
       indexPruneBound(Date.now() - this.maxTtlMs),
@@ -81,9 +86,12 @@ export class TaskStore {
       this.maxTtlMs + 60_000,
       this.keys.eventsChannel,
       record.id,
+      maxOpenTasks,
+      Date.now(),
       ...fields,
     );
     if (reply[0] === 'dup') return { created: false, idempotencyValue: reply[1] ?? '' };
+    if (reply[0] === 'full') return { created: false, full: true, openTasks: Number(reply[1]) };
     return { created: true };
   }
 
@@ -124,6 +132,7 @@ export class TaskStore {
       append,
       this.keys.eventsChannel,
       id,
+      this.keys.tenantPrefix,
       ...fields,
     );
     if (reply[0] === 'ok') {
@@ -160,8 +169,10 @@ export class TaskStore {
       this.keys.index(record.tenant),
       idempotency?.key ?? this.keys.task(record.id),
       this.keys.events(record.id),
+      this.keys.openTasks(record.tenant),
       indexMember(record.createdAt, record.id),
       idempotency?.value ?? '',
+      record.id,
     );
   }
 

@@ -8,7 +8,7 @@ import {
   type JobContext,
   type TaskRecord,
 } from '@longrun/core';
-import { QUEUE_NAME } from './keys.js';
+import { queueNameFor } from './keys.js';
 import { TaskStore } from './task-store.js';
 
 /** How one run of a job ended, for metrics and logs. */
@@ -29,6 +29,8 @@ export interface TaskWorkerOptions {
   prefix: string;
   maxTtlMs: number;
   catalog: JobCatalog;
+  /** Run only these job types (their queues); default: every type in the catalog. */
+  types?: readonly string[];
   concurrency: number;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -49,7 +51,8 @@ class InputParked extends Error {
  * transition to the record (guarded, so a cancelled task never becomes completed).
  */
 export class TaskWorker {
-  readonly worker: Worker;
+  /** One BullMQ worker per queue this process consumes. */
+  readonly workers: Worker[];
   private readonly store: TaskStore;
   private readonly opts: TaskWorkerOptions;
 
@@ -59,35 +62,49 @@ export class TaskWorker {
     // Three declared parameters: BullMQ passes an AbortSignal only to such processors.
     const processor = (job: Job, token?: string, signal?: AbortSignal) =>
       this.process(job, token, signal);
-    this.worker = new Worker(QUEUE_NAME, processor, {
-      connection: opts.connection,
-      prefix: opts.prefix,
-      concurrency: opts.concurrency,
-      ...(opts.lockDurationMs ? { lockDuration: opts.lockDurationMs } : {}),
-      ...(opts.stalledIntervalMs ? { stalledInterval: opts.stalledIntervalMs } : {}),
-      maxStalledCount: opts.maxStalledCount ?? 3,
-      autorun: false,
+    const types = opts.types ?? [...opts.catalog.keys()];
+    for (const type of types) {
+      if (!opts.catalog.has(type)) throw new Error(`Unknown job type in worker types: ${type}`);
+    }
+    const queueNames = new Set(types.map((t) => queueNameFor(opts.catalog.get(t) ?? {})));
+    this.workers = [...queueNames].map((name) => {
+      const worker = new Worker(name, processor, {
+        connection: opts.connection,
+        prefix: opts.prefix,
+        concurrency: opts.concurrency,
+        ...(opts.lockDurationMs ? { lockDuration: opts.lockDurationMs } : {}),
+        ...(opts.stalledIntervalMs ? { stalledInterval: opts.stalledIntervalMs } : {}),
+        maxStalledCount: opts.maxStalledCount ?? 3,
+        autorun: false,
+      });
+      worker.on('error', (err) => opts.logger.warn({ err, queue: name }, 'worker error'));
+      worker.on('failed', (job, err) => void this.onFailed(job, err));
+      return worker;
     });
-    this.worker.on('error', (err) => opts.logger.warn({ err }, 'worker error'));
-    this.worker.on('failed', (job, err) => void this.onFailed(job, err));
+  }
+
+  /** Names of the queues this process consumes. */
+  get queueNames(): string[] {
+    return this.workers.map((w) => w.name);
   }
 
   /** Subscribes to cancel broadcasts, then starts taking jobs. */
   async start(): Promise<void> {
     const channel = this.store.keys.cancelChannel;
     this.opts.subscriber.on('message', (ch: string, taskId: string) => {
-      if (ch === channel && this.worker.cancelJob(taskId, 'cancelled')) {
+      if (ch !== channel) return;
+      if (this.workers.some((w) => w.cancelJob(taskId, 'cancelled'))) {
         this.opts.logger.info({ taskId }, 'cancel: aborted running handler');
       }
     });
     await this.opts.subscriber.subscribe(channel);
-    void this.worker.run();
-    await this.worker.waitUntilReady();
+    for (const worker of this.workers) void worker.run();
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
   }
 
   /** Stops taking jobs and waits for running ones to finish; `force` abandons them to stall recovery. */
   async close(force = false): Promise<void> {
-    await this.worker.close(force);
+    await Promise.all(this.workers.map((w) => w.close(force)));
   }
 
   private async process(job: Job, token?: string, signal?: AbortSignal): Promise<void> {
@@ -100,8 +117,19 @@ export class TaskWorker {
       this.report(job.name, 'skipped', started);
       return;
     }
-    const outcome = await this.run(job, record, token, signal ?? new AbortController().signal);
+    const requestId = (job.data as { requestId?: string } | undefined)?.requestId;
+    const log = { taskId, type: record.type, attempt: job.attemptsMade + 1, requestId };
+    this.opts.logger.info(log, 'task started');
+    const { outcome, thrown } = await this.run(
+      job,
+      record,
+      token,
+      signal ?? new AbortController().signal,
+    );
+    this.opts.logger.info({ ...log, outcome, ms: Date.now() - started }, 'task run ended');
     this.report(record.type, outcome, started);
+    // BullMQ learns of failures, retries and parking by the processor throwing.
+    if (thrown) throw thrown;
   }
 
   private async run(
@@ -109,24 +137,27 @@ export class TaskWorker {
     record: TaskRecord,
     token: string | undefined,
     signal: AbortSignal,
-  ): Promise<RunOutcome> {
+  ): Promise<{ outcome: RunOutcome; thrown?: Error }> {
     const definition = this.opts.catalog.get(record.type);
     const facts = { cancelRequested: false, awaitingInput: false };
     if (!definition) {
       await this.fail(record.id, `No handler for job type "${record.type}" in this worker`);
-      throw new UnrecoverableError(`unknown job type ${record.type}`);
+      return {
+        outcome: 'failed',
+        thrown: new UnrecoverableError(`unknown job type ${record.type}`),
+      };
     }
     const parsed = definition.input.safeParse(record.input);
     if (!parsed.success) {
       await this.fail(record.id, `Invalid input: ${parsed.error.message}`);
-      throw new UnrecoverableError('invalid input');
+      return { outcome: 'failed', thrown: new UnrecoverableError('invalid input') };
     }
     const started = await this.store.transition(record.id, {
       status: toTaskStatus('active', facts),
       statusMessage: 'running',
       awaitingInput: false,
     });
-    if (!started.ok) return 'skipped';
+    if (!started.ok) return { outcome: 'skipped' };
 
     const ctx = this.context(job, record, token, signal);
     let result: unknown;
@@ -134,8 +165,9 @@ export class TaskWorker {
       this.opts.onActiveChange?.(1);
       result = await definition.handler(parsed.data, ctx);
     } catch (error) {
-      if (error instanceof InputParked) throw new DelayedError();
-      if (signal.aborted) return 'cancelled';
+      if (error instanceof InputParked)
+        return { outcome: 'input_required', thrown: new DelayedError() };
+      if (signal.aborted) return { outcome: 'cancelled' };
       const attempts = job.opts.attempts ?? 1;
       const willRetry = !(error instanceof UnrecoverableError) && job.attemptsMade + 1 < attempts;
       const message = error instanceof Error ? error.message : String(error);
@@ -145,18 +177,18 @@ export class TaskWorker {
         statusMessage: willRetry ? `attempt ${job.attemptsMade + 1} failed; retrying` : 'failed',
         ...(status === 'failed' ? { error: { message } } : {}),
       });
-      if (!willRetry) throw new UnrecoverableError(message);
-      throw error;
+      if (!willRetry) return { outcome: 'failed', thrown: new UnrecoverableError(message) };
+      return { outcome: 'retrying', thrown: error instanceof Error ? error : new Error(message) };
     } finally {
       this.opts.onActiveChange?.(-1);
     }
-    if (signal.aborted) return 'cancelled';
+    if (signal.aborted) return { outcome: 'cancelled' };
     const done = await this.store.transition(record.id, {
       status: toTaskStatus('completed', facts),
       statusMessage: 'completed',
       result: result ?? null,
     });
-    return done.ok ? 'completed' : 'cancelled';
+    return { outcome: done.ok ? 'completed' : 'cancelled' };
   }
 
   private context(

@@ -57,7 +57,8 @@ export class WebhookTargetPolicy {
     if (parsed.username || parsed.password) return 'must not contain credentials';
     const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase();
     if (this.allowedHosts.has(host)) return null;
-    if (isIP(host)) return this.addressAllowed(host) ? null : 'targets a private or loopback address';
+    if (isIP(host))
+      return this.addressAllowed(host) ? null : 'targets a private or loopback address';
     if (host === 'localhost' || host.endsWith('.localhost')) return 'targets localhost';
     return null;
   }
@@ -78,7 +79,11 @@ export class WebhookTargetPolicy {
   lookup = (
     hostname: string,
     options: LookupOptions,
-    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+    callback: (
+      err: NodeJS.ErrnoException | null,
+      address: string | LookupAddress[],
+      family?: number,
+    ) => void,
   ): void => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);

@@ -51,7 +51,10 @@ export class WebhookDispatcher {
 
   constructor(private readonly opts: WebhookDispatcherOptions) {
     this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
-    this.queue = new Queue(WEBHOOK_QUEUE_NAME, { connection: opts.connection, prefix: opts.prefix });
+    this.queue = new Queue(WEBHOOK_QUEUE_NAME, {
+      connection: opts.connection,
+      prefix: opts.prefix,
+    });
     this.queue.on('error', () => undefined);
     this.worker = new Worker(WEBHOOK_QUEUE_NAME, (job: Job) => this.deliver(job), {
       connection: opts.connection,
@@ -61,7 +64,8 @@ export class WebhookDispatcher {
     });
     this.worker.on('error', (err) => opts.logger.warn({ err }, 'webhook worker error'));
     this.worker.on('failed', (job, err) => {
-      const final = !job || job.attemptsMade >= (job.opts.attempts ?? 1) || err instanceof UnrecoverableError;
+      const final =
+        !job || job.attemptsMade >= (job.opts.attempts ?? 1) || err instanceof UnrecoverableError;
       opts.onDelivery?.(final ? 'failed' : 'retrying');
       opts.logger.warn({ deliveryId: job?.id, err: err.message, final }, 'webhook delivery failed');
     });
@@ -97,12 +101,27 @@ export class WebhookDispatcher {
         if (Date.now() - lastClaim > 10_000) {
           lastClaim = Date.now();
           const [, claimed] = (await redis.xautoclaim(
-            outbox, GROUP, this.opts.consumerName, 30_000, '0-0', 'COUNT', 100,
+            outbox,
+            GROUP,
+            this.opts.consumerName,
+            30_000,
+            '0-0',
+            'COUNT',
+            100,
           )) as [string, [string, string[]][]];
           await this.forward(claimed);
         }
         const reply = (await redis.xreadgroup(
-          'GROUP', GROUP, this.opts.consumerName, 'COUNT', 100, 'BLOCK', 1000, 'STREAMS', outbox, '>',
+          'GROUP',
+          GROUP,
+          this.opts.consumerName,
+          'COUNT',
+          100,
+          'BLOCK',
+          1000,
+          'STREAMS',
+          outbox,
+          '>',
         )) as [string, [string, string[]][]][] | null;
         await this.forward(reply?.[0]?.[1] ?? []);
       } catch (error) {
@@ -172,7 +191,11 @@ export class WebhookDispatcher {
       [WEBHOOK_HEADERS.timestamp]: String(timestamp),
     };
     if (record.callback.secret) {
-      headers[WEBHOOK_HEADERS.signature] = webhookSignature(record.callback.secret, timestamp, body);
+      headers[WEBHOOK_HEADERS.signature] = webhookSignature(
+        record.callback.secret,
+        timestamp,
+        body,
+      );
     }
     const status = await post(record.callback.url, body, headers, {
       lookup: this.opts.policy.lookup,

@@ -29,9 +29,9 @@ export class ApiMetrics {
       async collect() {
         this.reset();
         try {
-          const counts = await guard(() => tasks.counts(), redisTimeoutMs);
-          for (const state of QUEUE_STATES) {
-            this.set({ queue: tasks.queue.name, state }, counts[state]);
+          const byQueue = await guard(() => tasks.countsByQueue(), redisTimeoutMs);
+          for (const [queue, counts] of byQueue) {
+            for (const state of QUEUE_STATES) this.set({ queue, state }, counts[state]);
           }
           up.set(1);
         } catch {

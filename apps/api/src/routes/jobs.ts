@@ -28,7 +28,10 @@ export function jobsRouter(service: TaskService, stream: TaskStream): Router {
 
   router.post('/', jsonBody(), async (req, res) => {
     const key = idempotencyKey(req);
-    const { handle, created } = await service.submit(tenantOf(res), req.body, key);
+    const { handle, created } = await service.submit(tenantOf(res), req.body, {
+      idempotencyKey: key,
+      requestId: String(req.id),
+    });
     res
       .status(202)
       .location(`/v1/jobs/${handle.taskId}`)

@@ -29,6 +29,7 @@ export interface TaskServiceOptions {
   /** Deadline for each Redis operation; past it the request answers 503. */
   redisTimeoutMs: number;
   webhookPolicy: WebhookTargetPolicy;
+  maxOpenTasks: number;
 }
 
 /** Most index entries one list request reads while filtering by status. */
@@ -58,12 +59,13 @@ export class TaskService {
   async submit(
     tenant: string,
     body: unknown,
-    idempotencyKey?: string,
+    opts: { idempotencyKey?: string; requestId?: string } = {},
   ): Promise<{ handle: TaskHandle; created: boolean }> {
+    const { idempotencyKey, requestId } = opts;
     const parsed = this.createSchema.safeParse(body);
     if (!parsed.success)
       throw invalid(400, 'The request body is invalid', fieldErrors(parsed.error));
-    const { type, input, ttlMs, callback } = parsed.data;
+    const { type, input, ttlMs, callback, priority } = parsed.data;
     const refused = callback ? this.opts.webhookPolicy.refuseUrl(callback.url) : null;
     if (refused) {
       throw invalid(400, 'The callback URL is not allowed', [
@@ -102,7 +104,13 @@ export class TaskService {
       ...(callback ? { callback } : {}),
     };
     const bodyHash = sha256(
-      stableJson({ type, input, ttlMs: ttlMs ?? null, callback: callback ?? null }),
+      stableJson({
+        type,
+        input,
+        ttlMs: ttlMs ?? null,
+        callback: callback ?? null,
+        priority: priority ?? null,
+      }),
     );
     const idempotency = idempotencyKey
       ? {
@@ -111,18 +119,29 @@ export class TaskService {
         }
       : undefined;
 
-    const outcome = await this.redis(() => this.store.create(record, idempotency)).catch(
-      async (error: unknown) => {
-        // A create that timed out may still run once Redis is free (commands on a connection run
-        // in order): send the removal after it, so a 503 leaves no task that never runs.
-        await this.redis(() => this.store.discard(record, idempotency)).catch(() => undefined);
-        throw error;
-      },
-    );
+    const outcome = await this.redis(() =>
+      this.store.create(record, idempotency, this.opts.maxOpenTasks),
+    ).catch(async (error: unknown) => {
+      // A create that timed out may still run once Redis is free (commands on a connection run
+      // in order): send the removal after it, so a 503 leaves no task that never runs.
+      await this.redis(() => this.store.discard(record, idempotency)).catch(() => undefined);
+      throw error;
+    });
+    if ('full' in outcome) {
+      throw new Problem({
+        status: 429,
+        title: 'Too many open tasks',
+        detail: `This tenant has ${outcome.openTasks} unfinished tasks (the cap is ${this.opts.maxOpenTasks}); wait for some to finish`,
+        code: 'too-many-open-tasks',
+        retryAfter: this.retryAfter,
+      });
+    }
     if (!outcome.created) return this.replay(tenant, outcome.idempotencyValue, bodyHash);
 
     try {
-      await this.redis(() => this.opts.tasks.enqueue(record.id, tenant, definition));
+      await this.redis(() =>
+        this.opts.tasks.enqueue(record.id, tenant, definition, { priority, requestId }),
+      );
     } catch (error) {
       // Not enqueued: take the record back so no handle points at work that will never run.
       await this.redis(() => this.store.discard(record, idempotency)).catch(() => undefined);
@@ -177,7 +196,7 @@ export class TaskService {
       throw alreadyTerminal({ ...record, status: outcome.current }, 'cancelled');
     }
     await this.redis(async () => {
-      await this.opts.tasks.removeJob(record.id);
+      await this.opts.tasks.removeJob(record.id, record.type);
       await this.opts.tasks.broadcastCancel(record.id);
     });
     return this.handle({ ...record, ...update, updatedAt: now });
@@ -223,7 +242,7 @@ export class TaskService {
     }
     const definition = this.opts.catalog.get(record.type);
     await this.redis(async () => {
-      const woken = await this.opts.tasks.promote(record.id).catch(() => true);
+      const woken = await this.opts.tasks.promote(record.id, record.type).catch(() => true);
       if (!woken && definition) await this.opts.tasks.enqueue(record.id, record.tenant, definition);
     });
     const { inputRequest: _answered, ...rest } = record;

@@ -33,7 +33,11 @@ export class TaskStream {
    * Holds until the task is terminal or `waitMs` passes (or the client leaves); returns the
    * latest record, or `null` if the task disappeared meanwhile.
    */
-  async untilTerminal(record: TaskRecord, waitMs: number, signal: AbortSignal): Promise<TaskRecord | null> {
+  async untilTerminal(
+    record: TaskRecord,
+    waitMs: number,
+    signal: AbortSignal,
+  ): Promise<TaskRecord | null> {
     if (isTerminal(record.status) || waitMs <= 0) return record;
     return new Promise((resolve) => {
       let current: TaskRecord | null = record;
@@ -76,11 +80,13 @@ export class TaskStream {
     });
     res.write(`retry: ${this.opts.pollIntervalMs}\n\n`);
     const send = (handle: TaskHandle, eventId: string | undefined) => {
-      res.write(`${eventId ? `id: ${eventId}\n` : ''}event: task\ndata: ${JSON.stringify(handle)}\n\n`);
+      res.write(
+        `${eventId ? `id: ${eventId}\n` : ''}event: task\ndata: ${JSON.stringify(handle)}\n\n`,
+      );
     };
 
     let closed = false;
-    let cleanup = () => undefined as void;
+    let cleanup: () => void = () => undefined;
     const end = () => {
       if (closed) return;
       closed = true;
@@ -160,5 +166,11 @@ function serialised(job: () => Promise<void>): () => void {
 }
 
 function badRequest(errors: { path: string; message: string }[]): Problem {
-  return new Problem({ status: 400, title: 'Bad Request', detail: 'Invalid request', code: 'invalid-request', errors });
+  return new Problem({
+    status: 400,
+    title: 'Bad Request',
+    detail: 'Invalid request',
+    code: 'invalid-request',
+    errors,
+  });
 }

@@ -8,3 +8,11 @@ import { sleepJob } from './sleep.js';
 export const catalog = createCatalog([sleepJob, echoJob, failJob, approvalJob]);
 
 export { approvalJob, echoJob, failJob, sleepJob };
+
+/** The catalog as a type-level map, for typed clients: `createClient<typeof jobTypes>(…)`. */
+export const jobTypes = {
+  sleep: sleepJob,
+  echo: echoJob,
+  fail: failJob,
+  approval: approvalJob,
+} as const;

@@ -1,0 +1,37 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { Problem } from '@longrun/core';
+
+/**
+ * Per-tenant request rate limit, counted in Redis so it holds across API replicas. Over the limit:
+ * `429` + `Retry-After`. If Redis cannot count, the request goes on (it will meet the same Redis
+ * and answer 503 itself): the limiter never turns an outage into a stream of 429s.
+ * @example app.use(rateLimit(redis, 'longrun', 100))
+ */
+export function rateLimit(redis: Redis, prefix: string, perSecond: number) {
+  const limiter = new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: `${prefix}:ratelimit`,
+    points: perSecond,
+    duration: 1,
+    rejectIfRedisNotReady: true,
+  });
+  return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
+    if (perSecond <= 0) return next();
+    try {
+      await limiter.consume(res.locals.tenant as string);
+    } catch (outcome) {
+      if (outcome instanceof RateLimiterRes) {
+        throw new Problem({
+          status: 429,
+          title: 'Too Many Requests',
+          detail: `More than ${perSecond} requests per second for this tenant`,
+          code: 'rate-limited',
+          retryAfter: Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)),
+        });
+      }
+    }
+    next();
+  };
+}

@@ -1,0 +1,582 @@
+import { createRequire } from 'node:module';
+import { z } from 'zod';
+import {
+  callbackSchema,
+  createJobRequestSchema,
+  eventIdSchema,
+  eventsQuerySchema,
+  idempotencyKeySchema,
+  inputResponseRequestSchema,
+  listJobsQuerySchema,
+  MAX_RESULT_WAIT_SECONDS,
+  problemSchema,
+  resultQuerySchema,
+  taskHandleSchema,
+  taskIdSchema,
+  taskListSchema,
+  taskResultSchema,
+  taskStatusSchema,
+  WEBHOOK_HEADERS,
+  webhookPayloadSchema,
+  type JobCatalog,
+} from '@longrun/core';
+
+/** A JSON Schema or OpenAPI object, as plain JSON. */
+type Json = Record<string, unknown>;
+
+export interface OpenApiOptions {
+  /** Upper bound of `ttlMs`, as the API enforces it. */
+  maxTtlMs: number;
+  /** The job types this API accepts; each one's input schema is published. */
+  catalog: JobCatalog;
+}
+
+/** Bodies of the operational routes; nothing else validates them, so they live here. */
+const healthSchema = z.object({ status: z.literal('ok') });
+const readySchema = z.object({
+  status: z.enum(['ready', 'unavailable']),
+  redis: z.literal('down').optional(),
+});
+/** A 409 on a task also names the status it is in. */
+const taskConflictSchema = problemSchema.extend({ taskStatus: taskStatusSchema.optional() });
+
+/** What a fresh handle looks like; a test checks it against the generated `TaskHandle` schema. */
+const HANDLE_EXAMPLE = {
+  resultType: 'task',
+  taskId: '8b7c2f0e-3f6a-4d6e-9a55-0c7f4f1d2b11',
+  type: 'sleep',
+  status: 'working',
+  statusMessage: 'queued',
+  createdAt: '2026-11-30T10:30:00.000Z',
+  lastUpdatedAt: '2026-11-30T10:30:00.000Z',
+  ttlMs: 86_400_000,
+  pollIntervalMs: 5000,
+};
+
+const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+
+/**
+ * The OpenAPI 3.1 document of the API. Every schema in it is generated with `z.toJSONSchema`
+ * (draft 2020-12, the dialect of OpenAPI 3.1) from the zod schemas the routes validate with, so
+ * the document cannot drift from what the API accepts.
+ * @example res.json(buildOpenApiDocument({ maxTtlMs: 7 * 86_400_000, catalog }))
+ */
+export function buildOpenApiDocument({ maxTtlMs, catalog }: OpenApiOptions): Json {
+  const schemas = {
+    // Requests are described as the client writes them (defaults make fields optional) ...
+    ...componentSchemas('input', {
+      CreateJobRequest: createJobRequestSchema(maxTtlMs),
+      Callback: callbackSchema,
+      InputResponseRequest: inputResponseRequestSchema,
+    }),
+    // ... responses as the API sends them.
+    ...componentSchemas('output', {
+      TaskStatus: taskStatusSchema,
+      TaskHandle: taskHandleSchema,
+      TaskResult: taskResultSchema,
+      TaskList: taskListSchema,
+      Problem: problemSchema,
+      TaskConflictProblem: taskConflictSchema,
+      WebhookPayload: webhookPayloadSchema,
+      Health: healthSchema,
+      Readiness: readySchema,
+    }),
+    ...Object.fromEntries(
+      [...catalog.values()].map((job) => [`JobInput.${job.name}`, jsonSchema(job.input, 'input')]),
+    ),
+  };
+  const jobTypes = [...catalog.keys()].map((name) => `\`${name}\``).join(', ');
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'longrun',
+      version,
+      summary: 'Redis-backed job queue with a task-handle HTTP facade',
+      description: [
+        'Submit work that outlives a request, get a **task handle** at once, then poll it, wait on it,',
+        'stream its events, or be called back. Every `/v1` route needs `Authorization: Bearer <key>`;',
+        "another tenant's task answers `404` exactly like a missing one. Errors are RFC 9457",
+        '`application/problem+json` with an `errors: [{path, message}]` list naming the field.',
+        '',
+        'Statuses: `working`, `input_required`, `completed`, `cancelled`, `failed`. Honour',
+        '`Retry-After` (seconds) / `pollIntervalMs` when polling.',
+      ].join('\n'),
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: 'tasks', description: 'Submit, inspect, answer, cancel and collect tasks' },
+      {
+        name: 'live updates',
+        description: 'Server-Sent Events and webhooks (to long-poll, pass `wait` to the result)',
+      },
+      { name: 'operations', description: 'Health, readiness, metrics and this document' },
+    ],
+    paths: paths(jobTypes),
+    // Inline, not a $ref: Swagger UI does not render a webhook whose path item is a reference.
+    webhooks: { 'task.updated': webhookDelivery() },
+    components: {
+      schemas,
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key; it names the tenant that owns the tasks it creates.',
+        },
+      },
+      parameters: parameters(),
+      headers: headers(),
+      responses: problemResponses(),
+      pathItems: { TaskUpdatedDelivery: webhookDelivery() },
+    },
+  };
+}
+
+function paths(jobTypes: string): Json {
+  const task = [ref('parameters', 'TaskId')];
+  const handle = (description: string, extra: Json = {}) => ({
+    description,
+    ...extra,
+    content: {
+      'application/json': { schema: ref('schemas', 'TaskHandle'), example: HANDLE_EXAMPLE },
+    },
+  });
+  const retryWhileRunning = {
+    headers: { 'Retry-After': ref('headers', 'RetryAfterWhileRunning') },
+  };
+  const common = {
+    '401': ref('responses', 'Unauthorized'),
+    '429': ref('responses', 'TooManyRequests'),
+    '503': ref('responses', 'Unavailable'),
+  };
+  const onTask = { ...common, '404': ref('responses', 'NotFound') };
+  const body = {
+    '413': ref('responses', 'ContentTooLarge'),
+    '415': ref('responses', 'UnsupportedMediaType'),
+    '507': ref('responses', 'StoreFull'),
+  };
+  const open = { security: [], tags: ['operations'] };
+
+  return {
+    '/v1/jobs': {
+      post: {
+        operationId: 'submitJob',
+        tags: ['tasks'],
+        summary: 'Submit a task',
+        description: [
+          `Validates the envelope (unknown fields such as \`ttl\` are \`400\`), then \`input\``,
+          `against the job type's schema (\`422\`; see the \`JobInput.*\` schemas). Job types: ${jobTypes}.`,
+          'Answers `202` only once Redis stored the task. With `callback`, every status change is',
+          'POSTed to `callback.url` (see the `task.updated` webhook).',
+        ].join(' '),
+        parameters: [ref('parameters', 'IdempotencyKey')],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: ref('schemas', 'CreateJobRequest'),
+              example: { type: 'sleep', input: { ms: 20000 }, ttlMs: 3600000 },
+            },
+          },
+        },
+        responses: {
+          '202': handle('Stored and queued (or, with `Idempotent-Replayed`, the earlier task).', {
+            headers: {
+              Location: ref('headers', 'Location'),
+              'Retry-After': ref('headers', 'RetryAfter'),
+              'Idempotent-Replayed': ref('headers', 'IdempotentReplayed'),
+            },
+          }),
+          '400': ref('responses', 'BadRequest'),
+          '409': problem(
+            'The task for this `Idempotency-Key` is being created or removed; retry.',
+            {
+              retry: true,
+            },
+          ),
+          '422': ref('responses', 'UnprocessableContent'),
+          ...common,
+          ...body,
+        },
+        callbacks: {
+          taskUpdated: {
+            '{$request.body#/callback/url}': { $ref: '#/components/pathItems/TaskUpdatedDelivery' },
+          },
+        },
+      },
+      get: {
+        operationId: 'listJobs',
+        tags: ['tasks'],
+        summary: "List the caller's tasks, newest first",
+        parameters: queryParameters(listJobsQuerySchema),
+        responses: {
+          '200': {
+            description: 'A page of tasks; pass `nextCursor` as `cursor` for the next one.',
+            content: { 'application/json': { schema: ref('schemas', 'TaskList') } },
+          },
+          '400': ref('responses', 'BadRequest'),
+          ...common,
+        },
+      },
+    },
+    '/v1/jobs/{id}': {
+      parameters: task,
+      get: {
+        operationId: 'getJob',
+        tags: ['tasks'],
+        summary: 'Get the task handle',
+        description: '`result`, `error` or `inputRequest` appear as the status calls for.',
+        responses: { '200': handle('The handle.', retryWhileRunning), ...onTask },
+      },
+      delete: {
+        operationId: 'deleteJob',
+        tags: ['tasks'],
+        summary: 'Forget a finished task now',
+        responses: {
+          '204': { description: 'Forgotten.' },
+          '409': problem('The task is not terminal; cancel it first.', { task: true }),
+          ...onTask,
+        },
+      },
+    },
+    '/v1/jobs/{id}/result': {
+      parameters: task,
+      get: {
+        operationId: 'getJobResult',
+        tags: ['tasks'],
+        summary: 'Get the outcome of a finished task (optionally long-polling)',
+        description: `With \`wait\` (0-${MAX_RESULT_WAIT_SECONDS} s) the request is held until the task is terminal or the wait ends, then answered exactly as without it.`,
+        parameters: queryParameters(resultQuerySchema),
+        responses: {
+          '200': {
+            description: 'The task is terminal: its result, or the error that ended it.',
+            content: { 'application/json': { schema: ref('schemas', 'TaskResult') } },
+          },
+          '400': ref('responses', 'BadRequest'),
+          '409': problem('Not finished yet; `taskStatus` says where it is.', {
+            retry: true,
+            task: true,
+          }),
+          ...onTask,
+        },
+      },
+    },
+    '/v1/jobs/{id}/cancel': {
+      parameters: task,
+      post: {
+        operationId: 'cancelJob',
+        tags: ['tasks'],
+        summary: 'Cancel a task',
+        description:
+          'The task is `cancelled` at once and never becomes `completed`; a running handler is aborted wherever it runs. No body is needed (a JSON body is accepted and ignored).',
+        responses: {
+          '200': handle('The cancelled task.'),
+          '400': ref('responses', 'BadRequest'),
+          '409': problem('The task is already terminal.', { task: true }),
+          ...onTask,
+          ...body,
+        },
+      },
+    },
+    '/v1/jobs/{id}/input': {
+      parameters: task,
+      post: {
+        operationId: 'answerJobInput',
+        tags: ['tasks'],
+        summary: 'Answer an input_required task',
+        description: "`input` is validated against the handle's `inputRequest.schema`.",
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: ref('schemas', 'InputResponseRequest'),
+              example: { input: { approved: true, comment: 'go' } },
+            },
+          },
+        },
+        responses: {
+          '200': handle('Answer accepted; the task is `working` again.', retryWhileRunning),
+          '400': ref('responses', 'BadRequest'),
+          '409': problem('The task is not waiting for input.', { task: true }),
+          '422': ref('responses', 'UnprocessableContent'),
+          ...onTask,
+          ...body,
+        },
+      },
+    },
+    '/v1/jobs/{id}/events': {
+      parameters: task,
+      get: {
+        operationId: 'streamJobEvents',
+        tags: ['live updates'],
+        summary: 'Stream task events (Server-Sent Events)',
+        description: [
+          'Starts with a `retry:` line and the current handle, then one event per status or',
+          'progress change; closes after the terminal event. Each `data:` line is a `TaskHandle`.',
+          'Comment lines (`: ping`) every 15 s keep proxies from closing the stream. Resume with',
+          '`Last-Event-ID` (or `?lastEventId=`): nothing after that id is skipped.',
+        ].join(' '),
+        parameters: [ref('parameters', 'LastEventId'), ...queryParameters(eventsQuerySchema)],
+        responses: {
+          '200': {
+            description: 'An event stream; each event is `task` with a `TaskHandle` as data.',
+            content: {
+              'text/event-stream': {
+                schema: { type: 'string', description: 'See `TaskHandle` for each `data:` line.' },
+                example:
+                  'retry: 5000\n\nid: 1764498600000-0\nevent: task\ndata: {"resultType":"task","taskId":"8b7c2f0e-3f6a-4d6e-9a55-0c7f4f1d2b11","status":"working",…}\n\n',
+              },
+            },
+          },
+          '400': ref('responses', 'BadRequest'),
+          ...onTask,
+        },
+      },
+    },
+    '/healthz': {
+      get: {
+        ...open,
+        operationId: 'health',
+        summary: 'The process is up',
+        responses: { '200': jsonResponse('Up.', 'Health') },
+      },
+    },
+    '/readyz': {
+      get: {
+        ...open,
+        operationId: 'ready',
+        summary: 'Redis answers',
+        responses: {
+          '200': jsonResponse('Ready.', 'Readiness'),
+          '503': {
+            ...jsonResponse('Redis does not answer.', 'Readiness'),
+            headers: { 'Retry-After': ref('headers', 'RetryAfter') },
+          },
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        ...open,
+        operationId: 'metrics',
+        summary: 'Prometheus metrics',
+        responses: {
+          '200': {
+            description: 'Prometheus text exposition format.',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    },
+    '/openapi.json': {
+      get: {
+        ...open,
+        operationId: 'openapi',
+        summary: 'This document (OpenAPI 3.1)',
+        responses: {
+          '200': {
+            description: 'The OpenAPI document.',
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
+        },
+      },
+    },
+    '/docs': {
+      get: {
+        ...open,
+        operationId: 'docs',
+        summary: 'Human-readable API reference rendered from this document',
+        responses: {
+          '200': {
+            description: 'An HTML page.',
+            content: { 'text/html': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    },
+  };
+}
+
+function parameters(): Json {
+  return {
+    TaskId: {
+      name: 'id',
+      in: 'path',
+      required: true,
+      description: 'The task id (`taskId` of the handle). Anything but an id of yours is `404`.',
+      schema: jsonSchema(taskIdSchema, 'input'),
+    },
+    IdempotencyKey: {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Same key + same body (per tenant) returns the same task and runs it once; same key + another body is `422`.',
+      schema: jsonSchema(idempotencyKeySchema, 'input'),
+    },
+    LastEventId: {
+      name: 'Last-Event-ID',
+      in: 'header',
+      required: false,
+      description: 'Resume after this event id (sent by browsers on reconnect).',
+      schema: jsonSchema(eventIdSchema, 'input'),
+    },
+  };
+}
+
+function headers(): Json {
+  const seconds = { type: 'integer', minimum: 1 };
+  return {
+    Location: {
+      description: 'Where the task handle lives: `/v1/jobs/{id}`.',
+      schema: { type: 'string', format: 'uri-reference' },
+    },
+    RetryAfter: { description: 'Seconds to wait before asking again.', schema: seconds },
+    RetryAfterWhileRunning: {
+      description:
+        'Seconds to wait before polling again; sent only while the task is not terminal.',
+      schema: seconds,
+    },
+    IdempotentReplayed: {
+      description: '`true` when an earlier request with this `Idempotency-Key` made the task.',
+      schema: { type: 'string', const: 'true' },
+    },
+    WWWAuthenticate: {
+      description: 'The scheme to use: `Bearer realm="longrun"`.',
+      schema: { type: 'string' },
+    },
+  };
+}
+
+function problemResponses(): Json {
+  return {
+    BadRequest: problem(
+      'The envelope is wrong: not JSON, an unknown field (e.g. `ttl`), a bad query or header, an unknown job type.',
+    ),
+    Unauthorized: {
+      ...problem('No or an unknown bearer key.'),
+      headers: { 'WWW-Authenticate': ref('headers', 'WWWAuthenticate') },
+    },
+    NotFound: problem('No such task for this tenant (or it expired, or the id is not a task id).'),
+    ContentTooLarge: problem('The body is larger than 1 MiB.'),
+    UnsupportedMediaType: problem('The body is not `application/json`.'),
+    UnprocessableContent: problem(
+      'The envelope is fine but the input does not match its schema, or an `Idempotency-Key` was reused with another body.',
+    ),
+    TooManyRequests: problem(
+      "Over this tenant's request rate, or (on submit) its cap of unfinished tasks; retry after `Retry-After`.",
+      { retry: true },
+    ),
+    Unavailable: problem('Redis did not answer in time; retry after `Retry-After`.', {
+      retry: true,
+    }),
+    StoreFull: problem('Redis is out of memory; retry later.', { retry: true }),
+  };
+}
+
+/** A `POST <callback.url>` that longrun makes on every status change. */
+function webhookDelivery(): Json {
+  const header = (name: string, description: string, schema: Json, required = true) => ({
+    name,
+    in: 'header',
+    required,
+    description,
+    schema,
+  });
+  return {
+    post: {
+      summary: 'A task changed status',
+      security: [],
+      description:
+        'Sent at least once per status change (not per progress update), retried with exponential backoff until the receiver answers 2xx. Receivers dedupe on the delivery id.',
+      parameters: [
+        header(WEBHOOK_HEADERS.deliveryId, 'Unique per delivery; equals the body `id`.', {
+          type: 'string',
+        }),
+        header(WEBHOOK_HEADERS.timestamp, 'Unix seconds when this attempt was signed.', {
+          type: 'string',
+          pattern: '^\\d+$',
+        }),
+        header(
+          WEBHOOK_HEADERS.signature,
+          'With `callback.secret` only: `v1=` + hex HMAC-SHA256(secret, `"<timestamp>.<raw body>"`).',
+          { type: 'string', pattern: '^v1=[0-9a-f]{64}$' },
+          false,
+        ),
+      ],
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: ref('schemas', 'WebhookPayload') } },
+      },
+      responses: {
+        '2XX': { description: 'Delivered; not retried.' },
+        default: { description: 'Not delivered; retried with backoff.' },
+      },
+    },
+  };
+}
+
+/** A problem+json response; `retry` adds `Retry-After`, `task` the `taskStatus` member. */
+function problem(description: string, { retry = false, task = false } = {}): Json {
+  return {
+    description,
+    ...(retry ? { headers: { 'Retry-After': ref('headers', 'RetryAfter') } } : {}),
+    content: {
+      'application/problem+json': {
+        schema: ref('schemas', task ? 'TaskConflictProblem' : 'Problem'),
+      },
+    },
+  };
+}
+
+function jsonResponse(description: string, schema: string): Json {
+  return { description, content: { 'application/json': { schema: ref('schemas', schema) } } };
+}
+
+function ref(kind: string, name: string): Json {
+  return { $ref: `#/components/${kind}/${name}` };
+}
+
+/** One query parameter per property of a strict zod query schema. */
+function queryParameters(schema: z.ZodObject): Json[] {
+  const object = jsonSchema(schema, 'input') as {
+    properties?: Record<string, Json>;
+    required?: string[];
+  };
+  return Object.entries(object.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: object.required?.includes(name) ?? false,
+    schema: property,
+  }));
+}
+
+/** Converts one zod schema to a JSON Schema fit to embed in the document. */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+  return embeddable(
+    z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }),
+  );
+}
+
+/**
+ * Converts named zod schemas to `components.schemas`; a schema used inside another becomes a
+ * `$ref` to its component instead of a copy.
+ */
+function componentSchemas(io: 'input' | 'output', named: Record<string, z.ZodType>): Json {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+    uri: (id) => `#/components/schemas/${id}`,
+  });
+  return Object.fromEntries(Object.entries(schemas).map(([id, s]) => [id, embeddable(s)]));
+}
+
+/** Drops `$schema` and `$id`: the document's dialect applies, and components are found by path. */
+function embeddable(schema: object): Json {
+  const { $schema: _dialect, $id: _id, ...rest } = schema as Json;
+  return rest;
+}

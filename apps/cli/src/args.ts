@@ -1,0 +1,164 @@
+import { parseArgs } from 'node:util';
+
+export const HELP = `longrun: submit, follow and answer longrun tasks
+
+Usage
+  longrun submit <type> [--input <json>] [--wait] [--idempotency-key <key>] [--ttl-ms <n>]
+  longrun get <id>              the task's handle
+  longrun wait <id>             wait for it to finish (progress bar on a terminal)
+  longrun result <id>           the outcome of a finished task
+  longrun cancel <id>           stop it, wherever it runs
+  longrun input <id> --input <json>
+                                answer a task that asks for input
+  longrun list [--status <s>] [--limit <n>] [--cursor <c>]
+  longrun forget <id>           delete a finished task now
+
+Options
+  --input <json>            job input or answer; @file reads a file, - reads stdin
+  --wait                    (submit) wait for the task after submitting it
+  --timeout-ms <n>          (submit --wait, wait) stop waiting after n ms (exit 5)
+  --idempotency-key <key>   (submit) same key, same input: the same task, run once
+  --ttl-ms <n>              (submit) keep the task this long after creation
+  --callback-url <url>      (submit) POST every status change to this URL
+  --callback-secret <s>     (submit) sign those calls (HMAC-SHA256, 16+ characters)
+  --status <s>              (list) working, input_required, completed, cancelled, failed
+  --limit <n>, --cursor <c> (list) page size (1-100) and the next page's cursor
+  --json                    machine-readable JSON on stdout
+  --url <url>               API base URL (env LONGRUN_URL; default http://localhost:3000)
+  --api-key <key>           API key (env LONGRUN_API_KEY; prefer the variable)
+  -h, --help                this help
+  -v, --version             the CLI's version
+
+Exit codes
+  0  completed (or the command did what it was asked)
+  1  failed            2  cancelled
+  3  input required: answer with \`longrun input <id> --input '<json>'\`
+  4  usage, connection or API error
+  5  not finished yet (result of a working task, or --timeout-ms ran out)
+  130 interrupted (Ctrl-C while waiting; the task goes on)
+
+Example
+  export LONGRUN_URL=http://localhost:3000 LONGRUN_API_KEY=dev-…
+  longrun submit sleep --input '{"ms":5000}' --wait
+`;
+
+const OPTIONS = {
+  input: { type: 'string' },
+  wait: { type: 'boolean' },
+  'timeout-ms': { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  'ttl-ms': { type: 'string' },
+  'callback-url': { type: 'string' },
+  'callback-secret': { type: 'string' },
+  status: { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
+  json: { type: 'boolean' },
+  url: { type: 'string' },
+  'api-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+
+const COMMON: OptionName[] = ['json', 'url', 'api-key', 'help'];
+
+/** The options each command takes besides the common ones, and how many positionals. */
+const COMMANDS = {
+  submit: {
+    args: ['type'],
+    options: [
+      'input',
+      'wait',
+      'timeout-ms',
+      'idempotency-key',
+      'ttl-ms',
+      'callback-url',
+      'callback-secret',
+    ],
+  },
+  get: { args: ['id'], options: [] },
+  wait: { args: ['id'], options: ['timeout-ms'] },
+  result: { args: ['id'], options: [] },
+  cancel: { args: ['id'], options: [] },
+  input: { args: ['id'], options: ['input'] },
+  list: { args: [], options: ['status', 'limit', 'cursor'] },
+  forget: { args: ['id'], options: [] },
+} as const satisfies Record<string, { args: readonly string[]; options: readonly OptionName[] }>;
+
+export type CommandName = keyof typeof COMMANDS;
+
+export interface Values {
+  input?: string;
+  wait?: boolean;
+  'timeout-ms'?: string;
+  'idempotency-key'?: string;
+  'ttl-ms'?: string;
+  'callback-url'?: string;
+  'callback-secret'?: string;
+  status?: string;
+  limit?: string;
+  cursor?: string;
+  json?: boolean;
+  url?: string;
+  'api-key'?: string;
+  help?: boolean;
+  version?: boolean;
+}
+
+export type Parsed =
+  | { kind: 'help'; asked: boolean }
+  | { kind: 'version' }
+  | { kind: 'command'; command: CommandName; arg: string | undefined; values: Values };
+
+/** A mistake in how the CLI was called: printed with a pointer to `--help`, exit 4. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/**
+ * Parses the command line (node:util parseArgs, strict), checking each command's options.
+ * @example parse(['get', 'abc', '--json']) // { kind: 'command', command: 'get', arg: 'abc', … }
+ */
+export function parse(argv: string[]): Parsed {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const values = parsed.values as Values;
+  const [name, ...rest] = parsed.positionals;
+  if (values.version) return { kind: 'version' };
+  if (values.help) return { kind: 'help', asked: true };
+  if (name === undefined) return { kind: 'help', asked: false };
+  if (!Object.hasOwn(COMMANDS, name)) throw new UsageError(`Unknown command "${name}"`);
+  const command = name as CommandName;
+  const spec = COMMANDS[command];
+  const allowed = new Set<string>([...COMMON, ...spec.options]);
+  for (const option of Object.keys(values)) {
+    if (!allowed.has(option)) throw new UsageError(`${command} does not take --${option}`);
+  }
+  if (rest.length !== spec.args.length) {
+    const expected = spec.args.map((a) => `<${a}>`).join(' ') || 'no arguments';
+    throw new UsageError(`Usage: longrun ${command} ${expected}`);
+  }
+  if (command === 'input' && values.input === undefined) {
+    throw new UsageError("input needs the answer: --input '<json>'");
+  }
+  if (values['timeout-ms'] !== undefined && command === 'submit' && !values.wait) {
+    throw new UsageError('--timeout-ms only applies with --wait');
+  }
+  return { kind: 'command', command, arg: rest[0], values };
+}
+
+/**
+ * A non-negative integer option, or a usage error naming it.
+ * @example integer('50', 'limit') // 50
+ */
+export function integer(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(value);
+}

@@ -1,0 +1,59 @@
+import type { TaskHandle, TaskList } from '@longrun/core';
+import { percentOf } from './progress.js';
+
+/** Pretty JSON for people; one line per value for `--json` would be `JSON.stringify(v)`. */
+export function pretty(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/**
+ * A handle as aligned `name  value` lines.
+ * @example describe(handle) // 'task      8b7c…\ntype      sleep\nstatus    working …'
+ */
+export function describe(task: TaskHandle): string {
+  const rows: [string, string][] = [
+    ['task', task.taskId],
+    ['type', task.type],
+    ['status', task.statusMessage ? `${task.status} (${task.statusMessage})` : task.status],
+  ];
+  const percent = percentOf(task.progress);
+  if (percent !== undefined) rows.push(['progress', `${Math.floor(percent)}%`]);
+  else if (task.progress !== undefined) rows.push(['progress', JSON.stringify(task.progress)]);
+  rows.push(['created', task.createdAt], ['updated', task.lastUpdatedAt]);
+  if (task.status === 'completed') rows.push(['result', JSON.stringify(task.result)]);
+  if (task.error) rows.push(['error', task.error.message]);
+  let text = rows.map(([name, value]) => `${name.padEnd(10)}${value}`).join('\n') + '\n';
+  if (task.inputRequest) text += inputPrompt(task);
+  return text;
+}
+
+/** What a person needs to answer an `input_required` task. */
+export function inputPrompt(task: TaskHandle): string {
+  const request = task.inputRequest;
+  if (!request) return '';
+  return [
+    `Task ${task.taskId} needs input: ${request.message}`,
+    `Answer with: longrun input ${task.taskId} --input '<json>'`,
+    'The answer must match this JSON Schema:',
+    JSON.stringify(request.schema, null, 2),
+    '',
+  ].join('\n');
+}
+
+/** Tasks as a table, newest first, with the cursor of the next page. */
+export function table(list: TaskList): string {
+  if (list.tasks.length === 0) return 'no tasks\n';
+  const rows = [
+    ['TASK', 'TYPE', 'STATUS', 'UPDATED', 'MESSAGE'],
+    ...list.tasks.map((t) => [t.taskId, t.type, t.status, t.lastUpdatedAt, t.statusMessage]),
+  ];
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
+  const lines = rows.map((row) =>
+    row
+      .map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!)))
+      .join('  ')
+      .trimEnd(),
+  );
+  if (list.nextCursor) lines.push(`more: longrun list --cursor ${list.nextCursor}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import {
+  taskHandleSchema,
+  taskListSchema,
+  taskResultSchema,
+  type Callback,
+  type TaskHandle,
+  type TaskList,
+  type TaskResult,
+  type TaskStatus,
+} from '@longrun/core';
+import { followEvents, type EventsOptions, type TaskUpdate } from './events.js';
+import { Transport, type TransportOptions } from './transport.js';
+import type { JobInput, JobTypeMap, JobTypeName } from './types.js';
+import { waitForTask, type WaitOptions } from './wait.js';
+
+export interface ClientOptions extends TransportOptions {
+  /** Where the API lives, e.g. `http://localhost:3000` (a path prefix is kept). */
+  baseUrl: string | URL;
+  /** A bearer key (`LONGRUN_API_KEYS`). */
+  apiKey: string;
+}
+
+export interface SubmitOptions {
+  /**
+   * Makes the submission safe to repeat: the same key with the same body returns the same task.
+   * Default: a fresh random key, reused by the client's own retries.
+   */
+  idempotencyKey?: string;
+  /** How long the task is kept, counted from creation. */
+  ttlMs?: number;
+  /** A URL to POST the handle to on every status change, and the secret to sign it with. */
+  callback?: Callback;
+  signal?: AbortSignal;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+export interface ResultOptions extends RequestOptions {
+  /** Hold the request up to this many seconds (0-30) until the task is terminal. */
+  wait?: number;
+}
+
+export interface ListOptions extends RequestOptions {
+  status?: TaskStatus;
+  /** 1-100, default 20. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/** A client for one longrun API and one key. Create it with {@link createClient}. */
+export interface LongrunClient<C extends JobTypeMap = JobTypeMap> {
+  /**
+   * Submits a task and returns its handle (`status: "working"`) as soon as it is stored.
+   * Network errors, 429 and 503 are retried with the same idempotency key, so a retry never
+   * starts a second copy.
+   */
+  submit<T extends JobTypeName<C>>(
+    type: T,
+    input: JobInput<C, T>,
+    options?: SubmitOptions,
+  ): Promise<TaskHandle>;
+  /** The task's current handle. */
+  get(id: string, options?: RequestOptions): Promise<TaskHandle>;
+  /**
+   * Waits until the task is terminal (or asks for input) and returns its handle; check
+   * `status`, then read `result`, `error` or `inputRequest`.
+   */
+  wait(id: string, options?: WaitOptions): Promise<TaskHandle>;
+  /** The outcome of a terminal task; a {@link LongrunError} 409 while it is not finished. */
+  result(id: string, options?: ResultOptions): Promise<TaskResult>;
+  /** Cancels the task (its handler is aborted wherever it runs); 409 if already terminal. */
+  cancel(id: string, options?: RequestOptions): Promise<TaskHandle>;
+  /** Answers an `input_required` task; `value` must match `inputRequest.schema`. */
+  input(id: string, value: unknown, options?: RequestOptions): Promise<TaskHandle>;
+  /** Your tasks, newest first, one page at a time. */
+  list(options?: ListOptions): Promise<TaskList>;
+  /**
+   * Every status and progress change as it happens (server-sent events), starting with the
+   * current handle and ending after the terminal one; reconnects by itself.
+   */
+  events(id: string, options?: EventsOptions): AsyncGenerator<TaskUpdate, void, undefined>;
+  /** Deletes a terminal task now; 409 while it is not terminal. */
+  forget(id: string, options?: RequestOptions): Promise<void>;
+}
+
+/**
+ * Creates a client. Pass the worker's catalog type to have `submit` check inputs at compile time.
+ * @example
+ * import type { jobTypes } from '@longrun/worker';
+ * const lr = createClient<typeof jobTypes>({ baseUrl: 'http://localhost:3000', apiKey });
+ * const { taskId } = await lr.submit('sleep', { ms: 5000 });
+ * const done = await lr.wait(taskId); // done.status === 'completed', done.result
+ */
+export function createClient<C extends JobTypeMap = JobTypeMap>(
+  options: ClientOptions,
+): LongrunClient<C> {
+  const transport = new Transport(options);
+  const task = (id: string, rest = '') => `v1/jobs/${encodeURIComponent(id)}${rest}`;
+
+  return {
+    async submit(type, input, opts = {}) {
+      const body: Record<string, unknown> = { type, input };
+      if (opts.ttlMs !== undefined) body.ttlMs = opts.ttlMs;
+      if (opts.callback !== undefined) body.callback = opts.callback;
+      const reply = await transport.request({
+        method: 'POST',
+        path: 'v1/jobs',
+        body,
+        headers: { 'idempotency-key': opts.idempotencyKey ?? randomUUID() },
+        signal: opts.signal,
+        retry: true, // safe: every attempt carries the same Idempotency-Key
+        schema: taskHandleSchema,
+      });
+      return reply.data;
+    },
+
+    async get(id, opts = {}) {
+      const reply = await transport.request({
+        method: 'GET',
+        path: task(id),
+        signal: opts.signal,
+        retry: true,
+        schema: taskHandleSchema,
+      });
+      return reply.data;
+    },
+
+    wait(id, opts) {
+      return waitForTask(transport, id, opts);
+    },
+
+    async result(id, opts = {}) {
+      const reply = await transport.request({
+        method: 'GET',
+        path: task(id, '/result'),
+        query: { wait: opts.wait },
+        signal: opts.signal,
+        retry: true,
+        schema: taskResultSchema,
+        extraTimeoutMs: (opts.wait ?? 0) * 1000,
+      });
+      return reply.data;
+    },
+
+    async cancel(id, opts = {}) {
+      const reply = await transport.request({
+        method: 'POST',
+        path: task(id, '/cancel'),
+        signal: opts.signal,
+        // Not retried: a repeat after a lost answer would report 409 for our own cancel.
+        retry: false,
+        schema: taskHandleSchema,
+      });
+      return reply.data;
+    },
+
+    async input(id, value, opts = {}) {
+      const reply = await transport.request({
+        method: 'POST',
+        path: task(id, '/input'),
+        body: { input: value },
+        signal: opts.signal,
+        retry: false,
+        schema: taskHandleSchema,
+      });
+      return reply.data;
+    },
+
+    async list(opts = {}) {
+      const reply = await transport.request({
+        method: 'GET',
+        path: 'v1/jobs',
+        query: { status: opts.status, limit: opts.limit, cursor: opts.cursor },
+        signal: opts.signal,
+        retry: true,
+        schema: taskListSchema,
+      });
+      return reply.data;
+    },
+
+    events(id, opts) {
+      return followEvents(transport, id, opts);
+    },
+
+    async forget(id, opts = {}) {
+      await transport.request({
+        method: 'DELETE',
+        path: task(id),
+        signal: opts.signal,
+        retry: false,
+      });
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcessApi, type InProcessApi } from './helpers/service.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ADMIN_KEY = 'admin-key-0123456789abcdef';
+
+describe('queue dashboard (bull-board) at /admin/queues', () => {
+  let api: InProcessApi;
+  beforeAll(async () => {
+    api = await startInProcessApi({ adminKeys: [ADMIN_KEY] });
+    for (let i = 0; i < 3; i++)
+      await api.http('POST', '/v1/jobs', { body: { type: 'echo', input: { i } } });
+    await api.http('POST', '/v1/jobs', { body: { type: 'sleep', input: { ms: 10 } } });
+  });
+  afterAll(() => api?.close());
+
+  it('asks for the admin key; tenant keys do not open it', async () => {
+    const none = await api.http('GET', '/admin/queues', { key: null });
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toMatch(/^Basic/);
+    expect((await api.http('GET', '/admin/queues')).status).toBe(401); // tenant key
+    expect((await api.http('GET', '/admin/queues', { key: ADMIN_KEY })).status).toBe(200);
+  });
+
+  it('is read-only by default', async () => {
+    const res = await api.http('GET', '/admin/queues/api/queues', { key: ADMIN_KEY });
+    expect(res.status).toBe(200);
+    const tasks = res.body.queues.find((q: { name: string }) => q.name === 'tasks');
+    expect(tasks.readOnlyMode).toBe(true);
+    expect(tasks.counts.waiting).toBe(3);
+  });
+
+  it('is not mounted without admin keys', async () => {
+    const plain = await startInProcessApi();
+    try {
+      expect((await plain.http('GET', '/admin/queues', { key: ADMIN_KEY })).status).toBe(404);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  describe.skipIf(!existsSync(CHROMIUM))('in headless Chromium', () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
+    }, 60_000);
+    afterAll(() => browser?.close());
+
+    it('loads and shows the queues with their counts', async () => {
+      const context = await browser.newContext({
+        httpCredentials: { username: 'ops', password: ADMIN_KEY },
+      });
+      const page = await context.newPage();
+      const outside: string[] = [];
+      await page.route('**/*', (route) => {
+        const host = new URL(route.request().url()).hostname;
+        if (host === '127.0.0.1') return route.continue();
+        outside.push(route.request().url());
+        return route.abort();
+      });
+      await page.goto(`${api.url}/admin/queues`);
+      await page.getByText('tasks-slow').first().waitFor({ timeout: 20_000 });
+      await page.waitForLoadState('networkidle');
+      await page.getByText('Loading...').waitFor({ state: 'detached', timeout: 20_000 });
+      const text = await page.locator('body').innerText();
+      expect(text).toContain('tasks');
+      expect(text).toContain('webhooks');
+      expect(text).toMatch(/WAITING\s+4\b/); // 3 echo + 1 sleep in all
+      expect(text).toMatch(/tasks\s+No workers\s+3 Jobs/);
+      expect(text).toMatch(/tasks-slow\s+No workers\s+1 Job/);
+      const png = await page.screenshot({ fullPage: true });
+      expect(png.length).toBeGreaterThan(10_000);
+      // bull-board's page links Google Fonts; offline it falls back to system fonts. Nothing else
+      // may leave the machine (the route handler aborted every outside request).
+      expect(outside.filter((u) => !u.startsWith('https://fonts.googleapis.com/'))).toEqual([]);
+      await context.close();
+    }, 60_000);
+  });
+});
