@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium } from './helpers/browser.js';
 import { startInProcessApi, type InProcessApi } from './helpers/service.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN_KEY = 'admin-key-0123456789abcdef';
 
 describe('queue dashboard (bull-board) at /admin/queues', () => {
@@ -41,21 +40,10 @@ describe('queue dashboard (bull-board) at /admin/queues', () => {
     }
   });
 
-  describe.skipIf(!existsSync(CHROMIUM))('in headless Chromium', () => {
+  describe.skipIf(!hasChromium)('in headless Chromium', () => {
     let browser: Browser;
     beforeAll(async () => {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      browser = await launchChromium();
     }, 60_000);
     afterAll(() => browser?.close());
 

@@ -1,12 +1,11 @@
-import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium } from './helpers/browser.js';
 import { startInProcessApi, type InProcessApi } from './helpers/service.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 /** Width and height from a PNG's IHDR chunk; throws if `png` is not a PNG. */
@@ -19,7 +18,7 @@ function pngSize(png: Buffer): { width: number; height: number } {
 }
 
 // Debian's `chromium` package; `.ci/run` installs it.
-describe.skipIf(!existsSync(CHROMIUM))('GET /docs in a real browser', () => {
+describe.skipIf(!hasChromium)('GET /docs in a real browser', () => {
   let api: InProcessApi;
   let browser: Browser;
   let dir: string;
@@ -27,20 +26,7 @@ describe.skipIf(!existsSync(CHROMIUM))('GET /docs in a real browser', () => {
   beforeAll(async () => {
     api = await startInProcessApi();
     dir = await mkdtemp(join(tmpdir(), 'longrun-docs-'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,14 +1,11 @@
 import { z } from 'zod';
-import { clusterPrefixIssue, parseEnv, sharedEnvShape } from '@longrun/core';
+import { clusterPrefixIssue, commaList, parseEnv, sharedEnvShape, splitList } from '@longrun/core';
 
 const apiKeys = z
   .string()
   .transform((raw, ctx) => {
     const keys = new Map<string, string>();
-    for (const pair of raw
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean)) {
+    for (const pair of splitList(raw)) {
       const at = pair.indexOf(':');
       const tenant = pair.slice(0, at);
       const key = pair.slice(at + 1);
@@ -39,16 +36,10 @@ const schema = z
     /** Requests per second per tenant (all routes under /v1); 0 turns the limit off. */
     LONGRUN_RATE_LIMIT_RPS: z.coerce.number().int().min(0).default(100),
     /** Keys for operator pages (`/admin/queues`), comma-separated; none: the pages are off. */
-    LONGRUN_ADMIN_KEYS: z
-      .string()
-      .default('')
-      .transform((s) =>
-        s
-          .split(',')
-          .map((k) => k.trim())
-          .filter(Boolean),
-      )
-      .refine((keys) => keys.every((k) => k.length >= 16), 'each admin key needs 16+ characters'),
+    LONGRUN_ADMIN_KEYS: commaList().refine(
+      (keys) => keys.every((k) => k.length >= 16),
+      'each admin key needs 16+ characters',
+    ),
     /** The queue dashboard only shows unless this is `false`. */
     LONGRUN_ADMIN_READ_ONLY: z
       .enum(['true', 'false'])

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clusterPrefixIssue, parseEnv, sharedEnvShape } from '@longrun/core';
+import { clusterPrefixIssue, parseEnv, sharedEnvShape, splitList } from '@longrun/core';
 
 const schema = z
   .object({
@@ -16,12 +16,7 @@ const schema = z
     LONGRUN_WORKER_TYPES: z
       .string()
       .optional()
-      .transform((s) =>
-        s
-          ?.split(',')
-          .map((t) => t.trim())
-          .filter(Boolean),
-      ),
+      .transform((s) => (s === undefined ? undefined : splitList(s))),
     /**
      * Fleet-wide concurrency caps per job type, `type:n[,type:n…]`, stored on the type's queue in
      * Redis (BullMQ global concurrency), so they hold however many workers run.
@@ -31,10 +26,7 @@ const schema = z
       .default('')
       .transform((raw, ctx) => {
         const caps = new Map<string, number>();
-        for (const pair of raw
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean)) {
+        for (const pair of splitList(raw)) {
           const [type = '', n = ''] = pair.split(':');
           if (!type || !/^\d+$/.test(n) || Number(n) < 1) {
             ctx.addIssue({ code: 'custom', message: `"${pair}" must be type:n with n >= 1` });

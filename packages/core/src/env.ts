@@ -5,6 +5,25 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/**
+ * A comma-separated list variable: items trimmed, empty ones dropped; unset is `[]`.
+ * @example commaList().parse(' a, b,,c ') // ['a', 'b', 'c']
+ */
+export function commaList() {
+  return z
+    .string()
+    .default('')
+    .transform((s) => splitList(s));
+}
+
+/** Splits a comma-separated list, trimming items and dropping empty ones. */
+export function splitList(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+}
+
 /** Environment values shared by the API and the worker. */
 export const sharedEnvShape = {
   REDIS_URL: z
@@ -12,15 +31,7 @@ export const sharedEnvShape = {
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .default('redis://127.0.0.1:6379'),
   /** Redis Cluster seed nodes, comma-separated; when set, REDIS_URL is not used. */
-  LONGRUN_REDIS_CLUSTER_NODES: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+  LONGRUN_REDIS_CLUSTER_NODES: commaList(),
   LONGRUN_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'letters, digits, _ . - { } only (at most 64)')
@@ -34,15 +45,7 @@ export const sharedEnvShape = {
   /** Suggested poll interval on handles (also used in webhook payloads). */
   LONGRUN_POLL_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
   /** Webhook targets allowed despite being private or loopback: hosts, IPs or CIDRs. */
-  LONGRUN_WEBHOOK_ALLOW: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+  LONGRUN_WEBHOOK_ALLOW: commaList(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 };
