@@ -45,7 +45,9 @@ export class ApiMetrics {
   middleware = (req: Request, res: Response, next: NextFunction): void => {
     const end = this.duration.startTimer();
     res.on('finish', () => {
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      let route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      // Long polls are held open on purpose; a label of their own keeps them out of latency SLOs.
+      if (route.endsWith('/result') && req.query.wait !== undefined) route += '?wait';
       end({ method: req.method, route, status: String(res.statusCode) });
     });
     next();
