@@ -133,6 +133,16 @@ describe('submit → wait → result', () => {
   });
 });
 
+describe('submit options', () => {
+  it('sends ttlMs and priority through to the task and its job', async () => {
+    const handle = await lr.submit('sleep', { ms: 30_000 }, { ttlMs: 60_000, priority: 3 });
+    expect(handle.ttlMs).toBe(60_000);
+    const job = await api.tasks.queueFor('sleep').getJob(handle.taskId);
+    expect(job?.opts.priority).toBe(3);
+    expect((await lr.cancel(handle.taskId)).status).toBe('cancelled');
+  });
+});
+
 describe('wait stops when told to', () => {
   it('rejects with the abort reason when its signal aborts (the task goes on)', async () => {
     const { taskId } = await lr.submit('sleep', { ms: 60_000 });

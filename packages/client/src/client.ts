@@ -31,6 +31,8 @@ export interface SubmitOptions {
   ttlMs?: number;
   /** A URL to POST the handle to on every status change, and the secret to sign it with. */
   callback?: Callback;
+  /** BullMQ priority: 1 runs first; unset runs in arrival order. */
+  priority?: number;
   signal?: AbortSignal;
 }
 
@@ -106,6 +108,7 @@ export function createClient<C extends JobTypeMap = JobTypeMap>(
       const body: Record<string, unknown> = { type, input };
       if (opts.ttlMs !== undefined) body.ttlMs = opts.ttlMs;
       if (opts.callback !== undefined) body.callback = opts.callback;
+      if (opts.priority !== undefined) body.priority = opts.priority;
       const reply = await transport.request({
         method: 'POST',
         path: 'v1/jobs',
