@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import { pino } from 'pino';
 import { ConfigError } from '@longrun/core';
 import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/queue';
@@ -54,16 +54,22 @@ async function main(): Promise<void> {
     adminKeys: config.LONGRUN_ADMIN_KEYS,
     adminReadOnly: config.LONGRUN_ADMIN_READ_ONLY,
   });
-  const server: Server = await new Promise((resolve, reject) => {
-    const done = (err?: Error) => (err ? reject(err) : resolve(s));
-    const s = config.HOST
-      ? app.listen(config.PORT, config.HOST, done)
-      : app.listen(config.PORT, done);
+  // Slow clients (slowloris) cannot hold sockets open for long: the timeouts are checked every
+  // second (Node's default check runs every 30 s, which would stretch them).
+  const server = createServer(
+    {
+      headersTimeout: 10_000,
+      requestTimeout: 30_000,
+      keepAliveTimeout: 5_000,
+      connectionsCheckingInterval: 1_000,
+    },
+    app,
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    if (config.HOST) server.listen(config.PORT, config.HOST, resolve);
+    else server.listen(config.PORT, resolve);
   });
-  // Slow clients (slowloris) cannot hold sockets open for long.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   logger.info({ port, host: config.HOST ?? 'all interfaces' }, 'api ready');

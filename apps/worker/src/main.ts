@@ -83,8 +83,12 @@ async function main(): Promise<void> {
     const closed = worker.close().then(() => true);
     const inTime = await Promise.race([closed, sleep(config.LONGRUN_SHUTDOWN_GRACE_MS, false)]);
     if (!inTime) {
-      logger.warn('grace period over: releasing running jobs to stall recovery');
-      await worker.close(true);
+      // Leave without finishing: the jobs' locks expire and another worker runs them again (the
+      // same path as a crash), rather than completing or failing work that did not finish.
+      logger.warn('grace period over: leaving running jobs to stall recovery');
+      server.close();
+      for (const conn of [connection, subscriber, relayConnection]) conn.disconnect();
+      process.exit(0);
     }
     await webhooks.close().catch(() => undefined);
     server.close();

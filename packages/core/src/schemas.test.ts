@@ -46,6 +46,8 @@ describe('listJobsQuerySchema', () => {
     { limit: '0' },
     { limit: '101' },
     { limit: 'x' },
+    { limit: '0x10' },
+    { limit: '1e1' },
     { status: 'done' },
     { cursor: '../' },
     { foo: '1' },

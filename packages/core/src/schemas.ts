@@ -9,6 +9,19 @@ export const jsonObjectSchema = z.record(z.string(), z.unknown());
 
 export const taskStatusSchema = z.enum(TASK_STATUSES);
 
+/** A query-string integer: decimal digits only (no `0x10`, `1e3` or spaces), then bounded. */
+export function queryInt(min: number, max: number) {
+  return (
+    z
+      .string()
+      .regex(/^\d{1,10}$/, 'must be a whole number')
+      .transform(Number)
+      .pipe(z.int().min(min).max(max))
+      // What documentation (OpenAPI) should say: an integer in range, whatever the parsing path.
+      .meta({ type: 'integer', minimum: min, maximum: max })
+  );
+}
+
 /** The smallest ttl a caller may ask for. */
 export const MIN_TTL_MS = 1000;
 
@@ -38,7 +51,7 @@ export type CreateJobRequest = z.infer<ReturnType<typeof createJobRequestSchema>
 /** Query of `GET /v1/jobs/<id>/result`: `wait` holds the request up to that many seconds. */
 export const MAX_RESULT_WAIT_SECONDS = 30;
 export const resultQuerySchema = z.strictObject({
-  wait: z.coerce.number().int().min(0).max(MAX_RESULT_WAIT_SECONDS).optional(),
+  wait: queryInt(0, MAX_RESULT_WAIT_SECONDS).optional(),
 });
 
 /** An SSE event id (a Redis stream entry id). */
@@ -53,7 +66,7 @@ export const inputResponseRequestSchema = z.strictObject({ input: z.unknown() })
 /** Query of `GET /v1/jobs`. */
 export const listJobsQuerySchema = z.strictObject({
   status: taskStatusSchema.optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInt(1, 100).default(20),
   cursor: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor must be a value returned as nextCursor')

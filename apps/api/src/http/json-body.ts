@@ -3,6 +3,10 @@ import { Problem } from '@longrun/core';
 
 /** Largest request body accepted. */
 export const BODY_LIMIT = '1mb';
+const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Deepest nesting accepted; deeper JSON would overflow recursive serialisers further on. */
+export const MAX_DEPTH = 64;
 
 const parseJson = express.json({ limit: BODY_LIMIT, strict: true, type: () => true });
 
@@ -19,6 +23,16 @@ export function jsonBody({ optional = false } = {}) {
       next();
       return;
     }
+    if (length > BODY_LIMIT_BYTES) {
+      // Answer at once instead of reading (and discarding) a body we already know is too big.
+      res.setHeader('Connection', 'close');
+      throw new Problem({
+        status: 413,
+        title: 'Content Too Large',
+        detail: 'The body is larger than 1 MiB',
+        code: 'entity-too-large',
+      });
+    }
     if (!req.is('application/json')) {
       throw new Problem({
         status: 415,
@@ -27,6 +41,33 @@ export function jsonBody({ optional = false } = {}) {
         code: 'unsupported-media-type',
       });
     }
-    parseJson(req, res, next);
+    parseJson(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      if (depthExceeds(req.body, MAX_DEPTH)) {
+        return next(
+          new Problem({
+            status: 400,
+            title: 'Bad Request',
+            detail: `The body is nested deeper than ${MAX_DEPTH} levels`,
+            code: 'too-deep',
+          }),
+        );
+      }
+      next();
+    });
   };
+}
+
+/** Whether `value` nests objects/arrays deeper than `limit`; iterative, so any depth is safe. */
+export function depthExceeds(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(node)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }

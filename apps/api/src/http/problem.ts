@@ -54,6 +54,8 @@ function toProblem(err: unknown): Problem {
   }
   const bodyError = bodyParserProblem(err);
   if (bodyError) return bodyError;
+  const clientError = exposedClientError(err);
+  if (clientError) return clientError;
   return new Problem({ status: 500, title: 'Internal Server Error', code: 'internal' });
 }
 
@@ -74,6 +76,35 @@ function bodyParserProblem(err: unknown): Problem | null {
   };
   const [title, detail] = titles[type] ?? ['Bad Request', 'The body could not be read'];
   return new Problem({ status, title, detail, code: type.replaceAll('.', '-') });
+}
+
+/**
+ * Errors Express and its parsers mark as the client's fault (`status` 4xx, `expose: true`): a
+ * body that does not decode under its Content-Encoding, a malformed percent-escape in the path.
+ */
+function exposedClientError(err: unknown): Problem | null {
+  if (typeof err !== 'object' || err === null) return null;
+  const { status, statusCode, expose } = err as {
+    status?: unknown;
+    statusCode?: unknown;
+    expose?: unknown;
+  };
+  const code = typeof status === 'number' ? status : statusCode;
+  if (typeof code !== 'number' || code < 400 || code >= 500 || expose === false) return null;
+  if (err instanceof URIError) {
+    return new Problem({
+      status: 400,
+      title: 'Bad Request',
+      detail: 'Malformed URL encoding',
+      code: 'bad-url',
+    });
+  }
+  return new Problem({
+    status: code,
+    title: code === 400 ? 'Bad Request' : 'Client Error',
+    detail: 'The request could not be read',
+    code: 'unreadable-request',
+  });
 }
 
 /** 404 for any route that does not exist. */
