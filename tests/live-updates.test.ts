@@ -61,7 +61,7 @@ describe('server-sent events', () => {
     expect(sse.retry).toBe(1000);
     expect(sse.closedByServer).toBe(true);
     const handles = sse.events.map((e) => JSON.parse(e.data));
-    expect(sse.events.every((e) => e.event === 'task' && /^\d+-\d+$/.test(e.id ?? ''))).toBe(true);
+    expect(sse.events.every((e) => e.event === 'task' && /^\d+$/.test(e.id ?? ''))).toBe(true);
     expect(handles[0].taskId).toBe(id);
     expect(handles.at(-1)).toMatchObject({ status: 'completed', result: { sleptMs: 2200 } });
     expect(handles.filter((h) => h.status === 'completed')).toHaveLength(1);
@@ -79,7 +79,7 @@ describe('server-sent events', () => {
       headers: { 'last-event-id': head.events[1]!.id! },
     });
     expect(resumed.closedByServer).toBe(true);
-    const everything = await readSse(`${api.url}/v1/jobs/${id}/events?lastEventId=0-0`, {
+    const everything = await readSse(`${api.url}/v1/jobs/${id}/events?lastEventId=0`, {
       key: KEY_A,
     });
     const all = everything.events.map((e) => e.id);

@@ -327,8 +327,8 @@ export interface Books {
 
 /**
  * Reads the state of every accepted task straight from Redis, and counts executions from each
- * task's event stream (`<prefix>:events:<id>`): every run appends a `running` entry when it starts,
- * so `running` entries per task = handler starts.
+ * task's event list (`<prefix>:events:<id>`, JSON entries `{s, st, m, u}`): every run appends a
+ * `running` entry when it starts, so `running` entries per task = handler starts.
  */
 export async function readBooks(
   redis: Redis,
@@ -355,7 +355,7 @@ export async function readBooks(
     const pipeline = redis.pipeline();
     for (const id of batch) {
       pipeline.hget(`${prefix}:task:${id}`, 'status');
-      pipeline.xrange(`${prefix}:events:${id}`, '-', '+');
+      pipeline.lrange(`${prefix}:events:${id}`, 0, -1);
     }
     const replies = (await pipeline.exec()) ?? [];
     batch.forEach((id, i) => {
@@ -376,11 +376,10 @@ export async function readBooks(
       }
       let runs = 0;
       let terminal = 0;
-      for (const [, flat] of events as [string, string[]][]) {
-        const fields = new Map<string, string>();
-        for (let f = 0; f + 1 < flat.length; f += 2) fields.set(flat[f]!, flat[f + 1]!);
-        if (fields.get('msg') === 'running') runs += 1;
-        if (TERMINAL.has(fields.get('status') ?? '')) terminal += 1;
+      for (const entry of events as string[]) {
+        const event = JSON.parse(entry) as { st: string; m: string };
+        if (event.m === 'running') runs += 1;
+        if (TERMINAL.has(event.st)) terminal += 1;
       }
       if (runs > 1) {
         books.duplicated += 1;

@@ -113,15 +113,14 @@ describe('worker crash', () => {
   });
 });
 
-/** Handler starts per task (`running` entries in its event stream). */
+/** Handler starts per task (`running` entries in its event list). */
 async function readRunCounts(redis: Redis, prefix: string, ids: string[]): Promise<number[]> {
   const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.xrange(`${prefix}:events:${id}`, '-', '+');
+  for (const id of ids) pipeline.lrange(`${prefix}:events:${id}`, 0, -1);
   const replies = (await pipeline.exec()) ?? [];
   return replies.map(
     ([, entries]) =>
-      (entries as [string, string[]][]).filter(([, flat]) =>
-        flat.some((value, i) => i % 2 === 0 && value === 'msg' && flat[i + 1] === 'running'),
-      ).length,
+      (entries as string[]).filter((entry) => (JSON.parse(entry) as { m: string }).m === 'running')
+        .length,
   );
 }

@@ -54,8 +54,8 @@ export const resultQuerySchema = z.strictObject({
   wait: queryInt(0, MAX_RESULT_WAIT_SECONDS).optional(),
 });
 
-/** An SSE event id (a Redis stream entry id). */
-export const eventIdSchema = z.string().regex(/^\d{1,20}-\d{1,20}$/, 'must be an event id we sent');
+/** An SSE event id: the task's event number (1, 2, …); `0` means "from the start". */
+export const eventIdSchema = z.string().regex(/^\d{1,15}$/, 'must be an event id we sent');
 
 /** Query of `GET /v1/jobs/<id>/events`. */
 export const eventsQuerySchema = z.strictObject({ lastEventId: eventIdSchema.optional() });

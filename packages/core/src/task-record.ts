@@ -26,7 +26,7 @@ export interface TaskRecord {
 
 /** One entry of a task's event stream: the state right after a change. */
 export interface TaskEvent {
-  /** Stream entry id, used as the SSE event id. */
+  /** The task's event number (1, 2, …), used as the SSE event id. */
   id: string;
   status: TaskStatus;
   statusMessage: string;

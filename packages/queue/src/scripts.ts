@@ -1,27 +1,31 @@
 /**
  * Lua scripts for longrun's task records. Each runs atomically in Redis, so a transition and its
  * guard ("not already terminal") can never interleave with another writer, and every change is
- * appended to the task's event stream (for SSE) and, when the status changed and the task has a
+ * appended to the task's event list (for SSE) and, when the status changed and the task has a
  * callback, to the webhook outbox, in the same step.
  */
 
-/** Appends the record's current state to its event stream; shared by create and transition. */
+/**
+ * Appends the record's current state to its event list; shared by create and transition. Events
+ * are numbered by the record's `seq` field (1, 2, …: the SSE event ids) and kept in a plain list
+ * capped at 1 000 entries. A list, not a stream: Redis 7 gives every stream node a 4 KiB listpack
+ * up front, which would multiply the memory of a small task.
+ */
 const APPEND_EVENT = `
 local function append_event(task, events, outbox, channel, id, previous)
   local snap = redis.call('HMGET', task, 'status', 'msg', 'progress', 'updated', 'callback')
-  local fields = {'status', snap[1], 'msg', snap[2] or '', 'updated', snap[4] or ''}
-  if snap[3] and snap[3] ~= '' then
-    fields[#fields + 1] = 'progress'
-    fields[#fields + 1] = snap[3]
-  end
-  local eid = redis.call('XADD', events, 'MAXLEN', '~', 1000, '*', unpack(fields))
+  local seq = redis.call('HINCRBY', task, 'seq', 1)
+  local entry = {s = seq, st = snap[1], m = snap[2] or '', u = tonumber(snap[4]) or 0}
+  if snap[3] and snap[3] ~= '' then entry.p = snap[3] end
+  redis.call('RPUSH', events, cjson.encode(entry))
+  if seq > 1000 then redis.call('LTRIM', events, -1000, -1) end
   local pttl = redis.call('PTTL', task)
   if pttl > 0 then redis.call('PEXPIRE', events, pttl) end
   if previous ~= false and snap[1] ~= previous and snap[5] and snap[5] ~= '' then
-    redis.call('XADD', outbox, '*', 'task', id, 'event', eid)
+    redis.call('XADD', outbox, '*', 'task', id, 'event', tostring(seq))
   end
   redis.call('PUBLISH', channel, id)
-  return eid
+  return tostring(seq)
 end
 `;
 

@@ -176,23 +176,33 @@ export class TaskStore {
     );
   }
 
-  /** Up to `count` events after `afterId` (exclusive; `undefined` = from the start), oldest first. */
+  /**
+   * Up to `count` events after `afterId` (exclusive; `undefined` = from the oldest kept), oldest
+   * first. Event ids are 1, 2, …; the list keeps the newest 1 000, so its first entry is
+   * `seq - length + 1`.
+   */
   async events(id: string, afterId: string | undefined, count = 100): Promise<TaskEvent[]> {
-    const start = afterId === undefined ? '-' : `(${afterId}`;
-    const entries = await this.redis.xrange(this.keys.events(id), start, '+', 'COUNT', count);
-    return entries.map(([eventId, flat]) => toEvent(eventId, flat));
+    const key = this.keys.events(id);
+    const replies =
+      (await this.redis.multi().hget(this.keys.task(id), 'seq').llen(key).exec()) ?? [];
+    const last = Number(replies[0]?.[1] ?? 0);
+    const first = last - Number(replies[1]?.[1] ?? 0) + 1;
+    const from = Math.max(afterId === undefined ? first : Number(afterId) + 1, first);
+    if (from > last) return [];
+    const entries = await this.redis.lrange(key, from - first, from - first + count - 1);
+    return entries.map(toEvent);
   }
 
   /** The newest event of a task, or `null`. */
   async lastEvent(id: string): Promise<TaskEvent | null> {
-    const [entry] = await this.redis.xrevrange(this.keys.events(id), '+', '-', 'COUNT', 1);
-    return entry ? toEvent(entry[0], entry[1]) : null;
+    const entry = await this.redis.lindex(this.keys.events(id), -1);
+    return entry ? toEvent(entry) : null;
   }
 
   /** One event by id, or `null` when it was trimmed or the task is gone. */
   async event(id: string, eventId: string): Promise<TaskEvent | null> {
-    const [entry] = await this.redis.xrange(this.keys.events(id), eventId, eventId);
-    return entry ? toEvent(entry[0], entry[1]) : null;
+    const [event] = await this.events(id, String(Number(eventId) - 1), 1);
+    return event?.id === eventId ? event : null;
   }
 
   /** A page of a tenant's index members after `after` (exclusive), newest first. */
@@ -213,16 +223,15 @@ export class TaskStore {
   }
 }
 
-function toEvent(id: string, flat: string[]): TaskEvent {
-  const fields: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
+function toEvent(entry: string): TaskEvent {
+  const raw = JSON.parse(entry) as { s: number; st: TaskStatus; m: string; u: number; p?: string };
   const event: TaskEvent = {
-    id,
-    status: fields.status as TaskStatus,
-    statusMessage: fields.msg ?? '',
-    updatedAt: Number(fields.updated),
+    id: String(raw.s),
+    status: raw.st,
+    statusMessage: raw.m,
+    updatedAt: raw.u,
   };
-  if (fields.progress) event.progress = JSON.parse(fields.progress) as TaskEvent['progress'];
+  if (raw.p) event.progress = JSON.parse(raw.p) as TaskEvent['progress'];
   return event;
 }
 

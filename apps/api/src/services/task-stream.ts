@@ -97,8 +97,8 @@ export class TaskStream {
 
     if (cursor === undefined) {
       if (!fresh) return end();
-      send(toHandle(fresh, this.opts.pollIntervalMs), first?.id ?? '0-0');
-      cursor = first?.id ?? '0-0';
+      send(toHandle(fresh, this.opts.pollIntervalMs), first?.id ?? '0');
+      cursor = first?.id ?? '0';
       if (isTerminal(fresh.status)) return end();
     }
 

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import type { TaskRecord } from '@longrun/core';
+import { TaskStore } from '@longrun/queue';
+import { uniquePrefix } from './helpers/service.js';
+
+const redis = new Redis(inject('redisUrl'));
+afterAll(() => redis.quit());
+
+function record(): TaskRecord {
+  const now = Date.now();
+  return {
+    id: randomUUID(),
+    tenant: 't',
+    type: 'echo',
+    status: 'working',
+    statusMessage: 'queued',
+    createdAt: now,
+    updatedAt: now,
+    ttlMs: 60_000,
+    input: {},
+    cancelRequested: false,
+    awaitingInput: false,
+    inputs: [],
+  };
+}
+
+describe('TaskStore event list', () => {
+  it('numbers events 1, 2, … and reads after any id, also once the oldest were trimmed', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const task = record();
+    await store.create(task);
+    for (let i = 1; i <= 1004; i++) await store.transition(task.id, { progress: i });
+    // 1 (create) + 1 004 progress events = 1 005; the list keeps the newest 1 000: 6 … 1 005.
+    expect((await store.lastEvent(task.id))?.id).toBe('1005');
+    const oldest = await store.events(task.id, undefined, 3);
+    expect(oldest.map((e) => e.id)).toEqual(['6', '7', '8']);
+    expect(oldest[0]?.progress).toBe(5);
+    expect((await store.events(task.id, '0', 1))[0]?.id).toBe('6'); // trimmed ones are skipped
+    expect((await store.events(task.id, '1002')).map((e) => e.id)).toEqual([
+      '1003',
+      '1004',
+      '1005',
+    ]);
+    expect(await store.events(task.id, '1005')).toEqual([]);
+    expect((await store.event(task.id, '500'))?.progress).toBe(499);
+    expect(await store.event(task.id, '3')).toBeNull();
+    expect(await redis.pttl(store.keys.events(task.id))).toBeGreaterThan(50_000); // expires with the task
+  });
+
+  it('keeps a small task small: the event list costs far less than a stream node', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const task = record();
+    await store.create(task);
+    await store.transition(task.id, { statusMessage: 'running' });
+    await store.transition(task.id, {
+      status: 'completed',
+      statusMessage: 'completed',
+      result: { ok: true },
+    });
+    const bytes = Number(await redis.call('MEMORY', 'USAGE', store.keys.events(task.id)));
+    expect(bytes).toBeLessThan(1024);
+    const events = await store.events(task.id, undefined);
+    expect(events.map((e) => [e.id, e.status])).toEqual([
+      ['1', 'working'],
+      ['2', 'working'],
+      ['3', 'completed'],
+    ]);
+  });
+});
