@@ -164,7 +164,7 @@ describe('request ids', () => {
       async () =>
         w.lines.some(
           (l) =>
-            l.includes('"task started"') &&
+            l.includes('"task run ended"') &&
             l.includes('"requestId":"req-abc-123"') &&
             l.includes(res.body.taskId),
         ),

@@ -85,6 +85,21 @@ return {'ok', status, eid}
 `;
 
 /**
+ * A worker taking a task: one round trip that checks it is still to be done, marks it running and
+ * returns the whole record.
+ * KEYS: task, events, outbox. ARGV: channel, taskId, field, value, …
+ * Returns {'ok', {field, value, …}}, {'terminal', status} or {'missing'}.
+ */
+export const START_TASK = `${APPEND_EVENT}
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return {'missing'} end
+if status == 'completed' or status == 'cancelled' or status == 'failed' then return {'terminal', status} end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+append_event(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], status)
+return {'ok', redis.call('HGETALL', KEYS[1])}
+`;
+
+/**
  * KEYS: task, index, idempotency (or the task key), events. ARGV: indexMember, dropIdempotency.
  * Deletes a terminal task. Returns {'ok'}, {'refused', status} or {'missing'}.
  */

@@ -8,7 +8,7 @@ import type {
   TaskStatus,
 } from '@longrun/core';
 import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
-import { CREATE_TASK, DISCARD_TASK, FORGET_TASK, TRANSITION_TASK } from './scripts.js';
+import { CREATE_TASK, DISCARD_TASK, FORGET_TASK, START_TASK, TRANSITION_TASK } from './scripts.js';
 
 /** Fields a transition may set; JSON-valued ones are serialised here, once. */
 export interface TaskUpdate {
@@ -38,6 +38,7 @@ interface TaskRedis extends Redis {
   longrunTransition(...args: (string | number)[]): Promise<string[]>;
   longrunForget(...args: (string | number)[]): Promise<string[]>;
   longrunDiscard(...args: (string | number)[]): Promise<number>;
+  longrunStart(...args: (string | number)[]): Promise<[string, string[] | string | undefined]>;
 }
 
 /**
@@ -59,6 +60,7 @@ export class TaskStore {
       redis.defineCommand('longrunTransition', { numberOfKeys: 3, lua: TRANSITION_TASK });
       redis.defineCommand('longrunForget', { numberOfKeys: 4, lua: FORGET_TASK });
       redis.defineCommand('longrunDiscard', { numberOfKeys: 5, lua: DISCARD_TASK });
+      redis.defineCommand('longrunStart', { numberOfKeys: 3, lua: START_TASK });
     }
     this.redis = redis as TaskRedis;
   }
@@ -140,6 +142,26 @@ export class TaskStore {
     }
     if (reply[0] === 'missing') return { ok: false, reason: 'missing' };
     return { ok: false, reason: 'refused', current: reply[1] as TaskStatus };
+  }
+
+  /**
+   * Marks a task taken by a worker (`update`, unless it is gone or terminal) and returns the
+   * record as it now is, in one round trip; `null` when there is nothing to run.
+   */
+  async start(id: string, update: TaskUpdate): Promise<TaskRecord | null> {
+    const fields = serialise({ ...update, updatedAt: Date.now() }).flat();
+    const [outcome, flat] = await this.redis.longrunStart(
+      this.keys.task(id),
+      this.keys.events(id),
+      this.keys.outbox,
+      this.keys.eventsChannel,
+      id,
+      ...fields,
+    );
+    if (outcome !== 'ok' || !Array.isArray(flat)) return null;
+    const hash: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i] as string] = flat[i + 1] as string;
+    return parse(id, hash);
   }
 
   /** Deletes a terminal task, its index entry and its idempotency key. */

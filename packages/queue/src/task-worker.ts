@@ -16,6 +16,7 @@ export type RunOutcome =
   'completed' | 'failed' | 'retrying' | 'cancelled' | 'input_required' | 'skipped';
 
 export interface TaskWorkerLogger {
+  debug?(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
@@ -110,8 +111,13 @@ export class TaskWorker {
   private async process(job: Job, token?: string, signal?: AbortSignal): Promise<void> {
     const started = Date.now();
     const taskId = job.id ?? '';
-    const record = await this.store.get(taskId);
-    if (!record || isTerminal(record.status)) {
+    // One round trip: still to be done? then mark it running and read it.
+    const record = await this.store.start(taskId, {
+      status: toTaskStatus('active', { cancelRequested: false, awaitingInput: false }),
+      statusMessage: 'running',
+      awaitingInput: false,
+    });
+    if (!record) {
       // Expired, forgotten, cancelled before it ran, or already finished by a run that crashed
       // before BullMQ heard of it: nothing to do.
       this.report(job.name, 'skipped', started);
@@ -119,7 +125,7 @@ export class TaskWorker {
     }
     const requestId = (job.data as { requestId?: string } | undefined)?.requestId;
     const log = { taskId, type: record.type, attempt: job.attemptsMade + 1, requestId };
-    this.opts.logger.info(log, 'task started');
+    this.opts.logger.debug?.(log, 'task started');
     const { outcome, thrown } = await this.run(
       job,
       record,
@@ -152,13 +158,6 @@ export class TaskWorker {
       await this.fail(record.id, `Invalid input: ${parsed.error.message}`);
       return { outcome: 'failed', thrown: new UnrecoverableError('invalid input') };
     }
-    const started = await this.store.transition(record.id, {
-      status: toTaskStatus('active', facts),
-      statusMessage: 'running',
-      awaitingInput: false,
-    });
-    if (!started.ok) return { outcome: 'skipped' };
-
     const ctx = this.context(job, record, token, signal);
     let result: unknown;
     try {

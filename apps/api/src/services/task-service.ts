@@ -103,15 +103,18 @@ export class TaskService {
       inputs: [],
       ...(callback ? { callback } : {}),
     };
-    const bodyHash = sha256(
-      stableJson({
-        type,
-        input,
-        ttlMs: ttlMs ?? null,
-        callback: callback ?? null,
-        priority: priority ?? null,
-      }),
-    );
+    // Only an idempotent submit needs the body's fingerprint.
+    const bodyHash = idempotencyKey
+      ? sha256(
+          stableJson({
+            type,
+            input,
+            ttlMs: ttlMs ?? null,
+            callback: callback ?? null,
+            priority: priority ?? null,
+          }),
+        )
+      : '';
     const idempotency = idempotencyKey
       ? {
           key: this.store.keys.idempotency(tenant, sha256(idempotencyKey)),
