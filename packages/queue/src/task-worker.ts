@@ -2,7 +2,6 @@ import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
-  isTerminal,
   toTaskStatus,
   type JobCatalog,
   type JobContext,
