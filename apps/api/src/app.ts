@@ -1,15 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { JobCatalog } from '@longrun/core';
 import type { TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/queue';
 import { requireTenant, type ApiKeys } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';
+import { requestLog } from './http/request-log.js';
 import { errorHandler, notFound } from './http/problem.js';
 import { docsRouter } from './routes/docs.js';
-import { ADMIN_QUEUES_PATH, adminRouter } from './routes/admin.js';
+import { adminRouter } from './routes/admin.js';
 import { healthRouter } from './routes/health.js';
 import { jobsRouter } from './routes/jobs.js';
 import { TaskService } from './services/task-service.js';
@@ -51,46 +50,20 @@ export function createApp(deps: AppDeps): Express {
   const stream = new TaskStream(deps);
 
   app.use(metrics.middleware);
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      // A caller's X-Request-Id is kept (and echoed), so one id follows a task into the worker logs.
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id =
-          typeof given === 'string' && /^[\x21-\x7e]{1,128}$/.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, err) =>
-        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-      autoLogging: {
-        ignore: (req) =>
-          ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') ||
-          (req.url ?? '').startsWith(ADMIN_QUEUES_PATH),
-      },
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string }) => ({
-          id: req.id,
-          method: req.method,
-          url: req.url,
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(requestLog(deps.logger));
+
+  // The task routes first: they carry nearly all the traffic, so no other router is walked.
+  const limits =
+    deps.rateLimitRps > 0
+      ? [rateLimit(deps.tasks.redis, deps.tasks.prefix, deps.rateLimitRps)]
+      : [];
+  app.use('/v1/jobs', requireTenant(deps.keys), ...limits, jobsRouter(service, stream));
   app.use(healthRouter(deps.tasks, metrics.registry, deps.redisTimeoutMs));
   if (deps.adminKeys?.length) {
     const queues = [...deps.tasks.queues.values(), deps.tasks.webhookQueue];
     app.use(adminRouter(queues, deps.adminKeys, deps.adminReadOnly ?? true));
   }
   app.use(docsRouter(deps));
-  app.use(
-    '/v1/jobs',
-    requireTenant(deps.keys),
-    rateLimit(deps.tasks.redis, deps.tasks.prefix, deps.rateLimitRps),
-    jobsRouter(service, stream),
-  );
   app.use(notFound);
   app.use(errorHandler(deps.logger));
   return app;

@@ -4,7 +4,7 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { Problem } from '@longrun/core';
 
 /**
- * Per-tenant request rate limit, counted in Redis so it holds across API replicas. Over the limit:
+ * Per-tenant request rate limit (mount it only when `perSecond` > 0), counted in Redis so it holds across API replicas. Over the limit:
  * `429` + `Retry-After`. If Redis cannot count, the request goes on (it will meet the same Redis
  * and answer 503 itself): the limiter never turns an outage into a stream of 429s.
  * @example app.use(rateLimit(redis, 'longrun', 100))
@@ -18,7 +18,6 @@ export function rateLimit(redis: Redis, prefix: string, perSecond: number) {
     rejectIfRedisNotReady: true,
   });
   return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
-    if (perSecond <= 0) return next();
     try {
       await limiter.consume(res.locals.tenant as string);
     } catch (outcome) {

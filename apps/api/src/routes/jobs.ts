@@ -30,7 +30,7 @@ export function jobsRouter(service: TaskService, stream: TaskStream): Router {
     const key = idempotencyKey(req);
     const { handle, created } = await service.submit(tenantOf(res), req.body, {
       idempotencyKey: key,
-      requestId: String(req.id),
+      requestId: res.locals.requestId as string,
     });
     res
       .status(202)
