@@ -1,12 +1,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import {
-  toTaskStatus,
-  type JobCatalog,
-  type JobContext,
-  type TaskRecord,
-} from '@longrun/core';
+import { toTaskStatus, type JobCatalog, type JobContext, type TaskRecord } from '@longrun/core';
 import { queueNameFor } from './keys.js';
 import { TaskStore } from './task-store.js';
 

@@ -1,0 +1,139 @@
+// A/B of two API variants on the same machine, Redis and load, alternating round by round:
+// submit and poll throughput and latency at 50 connections. A variant is the built API plus
+// optional `node --import` preloads (see bench/experiments/), so an idea can be priced before the
+// source changes. Uses a private redis-server (or --redis-url) and fresh prefixes, removed after.
+//
+//   node bench/ab.mjs --b-import=bench/experiments/autopipeline.mjs [--a-import=…] [--rounds=3]
+//                     [--duration=5]
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { cleanupAll, onCleanup } from './lib/children.mjs';
+import { withCpu } from './lib/cpu.mjs';
+import { connect, removePrefix, startPrivateRedis } from './lib/redis.mjs';
+import { markdownTable, median, num, ratio } from './lib/report.mjs';
+import { load, startApi } from './lib/services.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    'a-import': { type: 'string', multiple: true, default: [] },
+    'b-import': { type: 'string', multiple: true, default: [] },
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    'redis-url': { type: 'string' },
+  },
+});
+const rounds = Number(args.rounds);
+const duration = Number(args.duration);
+const body = JSON.stringify({
+  type: 'echo',
+  input: { message: 'hello from the benchmark', n: 42, tags: ['a', 'b'] },
+});
+const apiKey = `bench-${randomBytes(18).toString('base64url')}`;
+const auth = { authorization: `Bearer ${apiKey}` };
+const imports = (list) => list.flatMap((file) => ['--import', resolve(file)]);
+
+async function main() {
+  console.log(
+    `${availableParallelism()} cores, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  const redisUrl = args['redis-url'] ?? (await startPrivateRedis()).url;
+  const redis = connect(redisUrl);
+  onCleanup(() => redis.quit());
+  const id = `bench-ab-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+  const variants = [
+    { name: 'A', preload: args['a-import'], prefix: `${id}-a` },
+    { name: 'B', preload: args['b-import'], prefix: `${id}-b` },
+  ];
+  onCleanup(async () => {
+    for (const v of variants) await removePrefix(redis, v.prefix);
+  });
+  const tmp = mkdtempSync(join(tmpdir(), 'longrun-ab-'));
+  onCleanup(async () => rmSync(tmp, { recursive: true, force: true }));
+  for (const v of variants) {
+    v.api = await startApi(`api-${v.name}`, {
+      redisUrl,
+      prefix: v.prefix,
+      apiKeys: `bench:${apiKey}`,
+      nodeArgs: imports(v.preload),
+    });
+    v.submit = [];
+    v.poll = [];
+    console.log(`${v.name}: ${v.preload.length ? v.preload.join(', ') : 'the built API as is'}`);
+  }
+  const post = (v, extra) => ({
+    url: `${v.api.base}/v1/jobs`,
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body,
+    connections: 50,
+    ...extra,
+  });
+  for (const v of variants) {
+    await load(post(v, { amount: 2000 }));
+    const members = await redis.zrandmember(`${v.prefix}:tenant:bench:tasks`, 2000);
+    v.ids = join(tmp, `${v.name}.ids`);
+    writeFileSync(v.ids, members.map((m) => m.slice(14)).join('\n'));
+  }
+  const poll = (v) => ({
+    url: `${v.api.base}/v1/jobs/x`,
+    headers: auth,
+    idsFile: v.ids,
+    pathTemplate: '/v1/jobs/{id}',
+    connections: 50,
+    duration,
+  });
+  for (let i = 0; i < rounds; i++) {
+    // Alternate which variant goes first, so a drift in the machine's load favours neither.
+    const order = i % 2 === 0 ? variants : [...variants].reverse();
+    for (const v of order) v.submit.push(await measure(v, post(v, { duration })));
+    for (const v of order) v.poll.push(await measure(v, poll(v)));
+    const [a, b] = variants;
+    console.log(
+      `round ${i + 1}: submit A ${num(a.submit[i].rps)} B ${num(b.submit[i].rps)} req/s, ${num(a.submit[i].cpuUs)} / ${num(b.submit[i].cpuUs)} µs CPU; ` +
+        `poll A ${num(a.poll[i].rps)} B ${num(b.poll[i].rps)} req/s, ${num(a.poll[i].cpuUs)} / ${num(b.poll[i].cpuUs)} µs CPU`,
+    );
+  }
+  const [a, b] = variants;
+  const line = (what, key) => {
+    const rps = (v) => median(v[key].map((r) => r.rps));
+    const lat = (v, p) => median(v[key].map((r) => r.latency[p]));
+    const cpu = (v) => median(v[key].map((r) => r.cpuUs));
+    const r = median(a[key].map((ra, i) => b[key][i].rps / ra.rps));
+    const c = median(a[key].map((ra, i) => ra.cpuUs / b[key][i].cpuUs));
+    const cell = (v) =>
+      `${num(rps(v))} req/s (p50 ${lat(v, 'p50')}, p99 ${lat(v, 'p99')} ms), ${num(cpu(v))} µs CPU/req`;
+    return [what, cell(a), cell(b), ratio(r), ratio(c)];
+  };
+  console.log(
+    `\n${markdownTable(
+      ['50 connections', 'A', 'B', 'B ÷ A req/s', 'A ÷ B CPU per request'],
+      [line('submit', 'submit'), line('poll', 'poll')],
+    )}\n(each a median over the rounds; CPU per request is the API process's user + system time)`,
+  );
+  console.log(
+    `\nload average at end ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+}
+
+/** A load run with the CPU µs per request the variant's API process used. */
+async function measure(v, options) {
+  const { result, cpu } = await withCpu([v.api.child.pid], () => load(options));
+  result.cpuUs = (cpu[0] * 1e6) / (result.sent || result.total);
+  return result;
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  await cleanupAll();
+}
