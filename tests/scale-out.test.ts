@@ -78,6 +78,43 @@ describe('queues per job type', () => {
   });
 });
 
+describe('four worker processes', () => {
+  it('share one queue: every process takes jobs, every task completes once', async () => {
+    const a = await api();
+    const workers = await Promise.all(
+      Array.from({ length: 4 }, () => worker(a.prefix, { LONGRUN_WORKER_CONCURRENCY: '4' })),
+    );
+    const ids: string[] = [];
+    for (let i = 0; i < 80; i++) {
+      ids.push(
+        (await a.http('POST', '/v1/jobs', { body: { type: 'sleep', input: { ms: 50 } } })).body
+          .taskId,
+      );
+    }
+    await waitFor(
+      async () => {
+        const all = await Promise.all(ids.map((id) => statusOf(a, id)));
+        return all.every((h) => h.status === 'completed');
+      },
+      { timeoutMs: 30_000, what: '80 tasks to complete' },
+    );
+    const processed = await Promise.all(
+      workers.map(async (w) => {
+        const text = await (
+          await fetch(`http://127.0.0.1:${w.ready.metricsPort as number}/metrics`)
+        ).text();
+        return Number(
+          /longrun_jobs_processed_total\{type="sleep",outcome="completed"\} (\d+)/.exec(
+            text,
+          )?.[1] ?? 0,
+        );
+      }),
+    );
+    expect(processed.every((n) => n > 0)).toBe(true); // work spread over all four processes
+    expect(processed.reduce((x, y) => x + y, 0)).toBe(80); // and none ran twice
+  });
+});
+
 describe('priorities', () => {
   it('runs a higher-priority task before earlier lower-priority ones', async () => {
     const a = await api();
