@@ -414,24 +414,27 @@ describe('when Redis is away (503 + Retry-After)', () => {
       fetch,
       retry: { retries: 5, minDelayMs: 10 },
     });
+    // The previous test restarted Redis: let the API reconnect first, so every 503 below is ours.
+    await waitFor(async () => (await fetch(`${faulty.url}/readyz`)).status === 200, {
+      what: 'the API to be ready again',
+    });
     const parked = await client.submit('approval', { question: 'still there?' });
     const waiting = client.wait(parked.taskId, { longPoll: false, returnOnInputRequired: false });
 
     await stopRedis();
     const mark = sent.length;
+    const during = () => sent.slice(mark);
     const submitting = client.submit('echo', { during: 'outage' });
-    await waitFor(async () => sent.some((s) => s.method === 'POST' && s.status === 503), {
+    await waitFor(async () => during().some((s) => s.method === 'POST' && s.status === 503), {
       what: 'a submit answered 503',
     });
     await waitFor(
-      async () => sent.some((s) => s.url.pathname.endsWith(parked.taskId) && s.status === 503),
+      async () => during().some((s) => s.url.pathname.endsWith(parked.taskId) && s.status === 503),
       { what: 'a wait poll answered 503' },
     );
     await restartRedis();
     const submitted = await submitting;
-    const posts = sent
-      .slice(mark)
-      .filter((s) => s.method === 'POST' && s.url.pathname === '/v1/jobs');
+    const posts = during().filter((s) => s.method === 'POST' && s.url.pathname === '/v1/jobs');
     expect(posts.length).toBeGreaterThanOrEqual(2);
     const keys = new Set(posts.map((s) => s.headers.get('idempotency-key')));
     expect(keys.size).toBe(1); // every retry of the outage submit carried one key

@@ -87,11 +87,12 @@ describe.skipIf(!hasChromium)('GET /docs in a real browser', () => {
 
     const response = await page.goto(`${api.url}/docs`);
     expect(response?.status()).toBe(200);
-    await page.waitForFunction(
-      `document.querySelectorAll('.opblock-summary-path').length >= ${operations.length}`,
-      undefined,
-      { timeout: 30_000 },
-    );
+    // A locator, not waitForFunction: a string predicate is eval'd in the page, which this page's
+    // CSP (script-src 'self') rightly refuses.
+    await page
+      .locator('.opblock-summary-path')
+      .nth(operations.length - 1)
+      .waitFor({ state: 'attached', timeout: 30_000 });
     await page.waitForLoadState('networkidle');
 
     const rendered = await page.$$eval('.opblock', (blocks) =>
