@@ -73,9 +73,11 @@ try {
   await worker.stop('SIGTERM', 20_000);
   await queue.close();
   const file = readdirSync(out).find((f) => f.endsWith('.cpuprofile'));
-  console.log(
-    render(summarise(JSON.parse(readFileSync(join(out, file), 'utf8'))), join(out, file)),
-  );
+  if (file) {
+    console.log(
+      render(summarise(JSON.parse(readFileSync(join(out, file), 'utf8'))), join(out, file)),
+    );
+  }
 } catch (error) {
   console.error(error);
   process.exitCode = 1;

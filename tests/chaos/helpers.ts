@@ -19,6 +19,13 @@ const root = resolve(import.meta.dirname, '../..');
 export const TERMINAL = new Set(['completed', 'cancelled', 'failed']);
 
 /**
+ * Worker env for scenarios that read the books: mark every run `running` before its handler
+ * starts (by default a run that ends within 100 ms is never marked), so the books can count
+ * runs, and duplicates, from the events.
+ */
+export const COUNT_RUNS = { LONGRUN_RUNNING_MARK_MS: '0' } as const;
+
+/**
  * Size of a scenario: `CHAOS_<NAME>` if set, else `full × CHAOS_SCALE` (default 1), at least `min`.
  * @example scaled('LOAD_JOBS', 20_000, 200) // 2 000 with CHAOS_SCALE=0.1
  */

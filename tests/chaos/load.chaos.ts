@@ -26,6 +26,7 @@ import {
   summary,
   Tally,
   TERMINAL,
+  COUNT_RUNS,
 } from './helpers.js';
 
 const JOBS = scaled('LOAD_JOBS', 20_000, 200);
@@ -54,7 +55,7 @@ describe('load', () => {
     });
     const workers: Proc[] = [];
     for (let i = 0; i < 2; i++) {
-      const w = await startWorker(prefix, { LONGRUN_WORKER_CONCURRENCY: '50' });
+      const w = await startWorker(prefix, { ...COUNT_RUNS, LONGRUN_WORKER_CONCURRENCY: '50' });
       cleanups.add(() => w.kill());
       workers.push(w);
     }

@@ -22,6 +22,7 @@ import {
   summary,
   Tally,
   tempDir,
+  COUNT_RUNS,
 } from './helpers.js';
 
 const BEFORE_MS = scaled('RESTART_BEFORE_MS', 3000, 800);
@@ -58,6 +59,7 @@ describe('Redis restart with AOF', () => {
       const api = await startInProcessApi({ redisUrl: redis.url, redisTimeoutMs: 1000 });
       cleanups.add(() => api.close());
       const worker = await startWorker(api.prefix, {
+        ...COUNT_RUNS,
         REDIS_URL: redis.url,
         LONGRUN_LOCK_DURATION_MS: '1000',
         LONGRUN_STALLED_INTERVAL_MS: '500',

@@ -35,6 +35,7 @@ import {
   summary,
   Tally,
   tempDir,
+  COUNT_RUNS,
 } from './helpers.js';
 
 const BURST = scaled('FULL_BURST', 2000, 300);
@@ -121,6 +122,7 @@ describe('Redis is full during a submit burst', () => {
       accepted.push(res.body.taskId);
     }
     const worker = await startWorker(api.prefix, {
+      ...COUNT_RUNS,
       REDIS_URL: redis.url,
       LONGRUN_WORKER_CONCURRENCY: '32',
     });
@@ -276,6 +278,7 @@ describe('Redis is slow under load', () => {
       accepted.push(res.body.taskId);
     }
     const worker = await startWorker(prefix, {
+      ...COUNT_RUNS,
       REDIS_URL: redis.url,
       LONGRUN_WORKER_CONCURRENCY: '32',
     });

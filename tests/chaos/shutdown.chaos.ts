@@ -28,6 +28,7 @@ import {
   startApiProcess,
   summary,
   Tally,
+  COUNT_RUNS,
 } from './helpers.js';
 
 const SUBMITTERS = scaled('SHUTDOWN_SUBMITTERS', 24, 8);
@@ -49,7 +50,7 @@ describe('API graceful shutdown', () => {
       LONGRUN_API_KEYS: API_KEYS,
     };
     const first = await startApiProcess(cleanups, env);
-    const worker = await startWorker(prefix, { LONGRUN_WORKER_CONCURRENCY: '32' });
+    const worker = await startWorker(prefix, { ...COUNT_RUNS, LONGRUN_WORKER_CONCURRENCY: '32' });
     cleanups.add(() => worker.kill());
     // No keep-alive: one connection per request, so "refused" (listener closed) and "reset"
     // (a received request dropped) are told apart by the socket error.
@@ -212,6 +213,7 @@ describe('worker graceful shutdown', () => {
     const redis = new Redis(inject('redisUrl'));
     cleanups.add(() => redis.quit());
     const env = {
+      ...COUNT_RUNS,
       ...FAST_STALL,
       LONGRUN_WORKER_CONCURRENCY: '8',
       LONGRUN_SHUTDOWN_GRACE_MS: String(grace),

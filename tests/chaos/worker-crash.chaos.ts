@@ -18,11 +18,13 @@ import {
   secondsSince,
   summary,
   Tally,
+  COUNT_RUNS,
 } from './helpers.js';
 
 const JOBS = scaled('CRASH_JOBS', 2000, 200);
 const KILL_EVERY_MS = Number(process.env.CHAOS_CRASH_KILL_EVERY_MS ?? 2000);
 const WORKER_ENV = {
+  ...COUNT_RUNS,
   LONGRUN_LOCK_DURATION_MS: '1000',
   LONGRUN_STALLED_INTERVAL_MS: '500',
   LONGRUN_MAX_STALLED_COUNT: '10',

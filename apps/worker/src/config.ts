@@ -12,6 +12,11 @@ const schema = z
     LONGRUN_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).optional(),
     LONGRUN_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(3),
     LONGRUN_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+    /**
+     * A first run is marked `running` once its handler has run this long (ms); shorter runs go
+     * from queued to their outcome in one script. 0: check and mark every run before it starts.
+     */
+    LONGRUN_RUNNING_MARK_MS: z.coerce.number().int().min(0).max(3_600_000).default(100),
     /** Run only these job types (comma list); unset: all. */
     LONGRUN_WORKER_TYPES: z
       .string()

@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     lockDurationMs: config.LONGRUN_LOCK_DURATION_MS,
     stalledIntervalMs: config.LONGRUN_STALLED_INTERVAL_MS,
     maxStalledCount: config.LONGRUN_MAX_STALLED_COUNT,
+    runningMarkMs: config.LONGRUN_RUNNING_MARK_MS,
     logger,
     onRun: metrics.onRun,
     onActiveChange: metrics.onActiveChange,

@@ -18,13 +18,18 @@ local function append_event(task, events, outbox, channel, id, previous)
   local entry = {s = seq, st = snap[1], m = snap[2] or '', u = tonumber(snap[4]) or 0}
   if snap[3] and snap[3] ~= '' then entry.p = snap[3] end
   redis.call('RPUSH', events, cjson.encode(entry))
-  if seq > 1000 then redis.call('LTRIM', events, -1000, -1) end
-  local pttl = redis.call('PTTL', task)
-  if pttl > 0 then redis.call('PEXPIRE', events, pttl) end
+  if seq == 1 then
+    -- The list is new: it expires with the task (later pushes keep that expiry).
+    local pttl = redis.call('PTTL', task)
+    if pttl > 0 then redis.call('PEXPIRE', events, pttl) end
+  elseif seq > 1000 then
+    redis.call('LTRIM', events, -1000, -1)
+  end
   if previous ~= false and snap[1] ~= previous and snap[5] and snap[5] ~= '' then
     redis.call('XADD', outbox, '*', 'task', id, 'event', tostring(seq))
   end
-  redis.call('PUBLISH', channel, id)
+  -- Nobody can be waiting on a task that is only now created.
+  if previous ~= false then redis.call('PUBLISH', channel, id) end
   return tostring(seq)
 end
 `;

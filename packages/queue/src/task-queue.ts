@@ -1,8 +1,9 @@
-import { Job, Queue } from 'bullmq';
+import { Job, Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobCatalog, JobTypeDefinition } from '@longrun/core';
+import type { JobCatalog, JobTypeDefinition, TaskRecord } from '@longrun/core';
 import { QUEUE_NAME, queueNameFor, WEBHOOK_QUEUE_NAME } from './keys.js';
 import { TaskStore } from './task-store.js';
+import type { TaskJobData } from './task-worker.js';
 
 export interface TaskQueueOptions {
   /** A producer connection (see `createRedis`); shared by BullMQ and the task store. */
@@ -19,6 +20,39 @@ export interface EnqueueOptions {
   priority?: number;
   /** Carried in the job data so the worker's log lines can name the request that made the task. */
   requestId?: string;
+  /**
+   * The run needs more than the input (answers to its input requests): leave the input out of
+   * the job, so the worker reads the record.
+   */
+  readRecord?: boolean;
+}
+
+/** The job's data: the worker's first run reads nothing else (see TaskWorker). */
+function jobData(record: TaskRecord, opts: EnqueueOptions): TaskJobData {
+  return {
+    tenant: record.tenant,
+    ...(opts.requestId ? { requestId: opts.requestId } : {}),
+    ...(opts.readRecord ? {} : { input: record.input, expiresAt: record.createdAt + record.ttlMs }),
+  };
+}
+
+function jobOptions(
+  taskId: string,
+  definition: JobTypeDefinition,
+  opts: EnqueueOptions,
+): JobsOptions {
+  const attempts = definition.attempts ?? 1;
+  return {
+    jobId: taskId,
+    ...(opts.priority ? { priority: opts.priority } : {}),
+    attempts,
+    ...(attempts > 1
+      ? { backoff: { type: 'exponential', delay: definition.backoffMs ?? 1000 } }
+      : {}),
+    // The task record keeps the outcome; finished BullMQ jobs would only double the memory.
+    removeOnComplete: true,
+    removeOnFail: true,
+  };
 }
 
 /** Job counts per BullMQ state, as `longrun_queue_jobs` exports them. */
@@ -81,30 +115,65 @@ export class TaskQueue {
 
   /**
    * Adds the BullMQ job for a stored task. Adding an id that already exists is a no-op, so a
-   * replay can call it again safely. The job carries no input: the record holds it.
+   * replay can call it again safely. The job carries the input, so that a first run needs no
+   * read of the record.
    */
   async enqueue(
-    taskId: string,
-    tenant: string,
+    record: TaskRecord,
     definition: JobTypeDefinition,
     opts: EnqueueOptions = {},
   ): Promise<void> {
-    const attempts = definition.attempts ?? 1;
-    await this.queueFor(definition.name).add(
+    const queue = this.queueFor(definition.name);
+    await queue.add(
       definition.name,
-      { tenant, ...(opts.requestId ? { requestId: opts.requestId } : {}) },
-      {
-        jobId: taskId,
-        ...(opts.priority ? { priority: opts.priority } : {}),
-        attempts,
-        ...(attempts > 1
-          ? { backoff: { type: 'exponential', delay: definition.backoffMs ?? 1000 } }
-          : {}),
-        // The task record keeps the outcome; finished BullMQ jobs would only double the memory.
-        removeOnComplete: true,
-        removeOnFail: true,
-      },
+      jobData(record, opts),
+      jobOptions(record.id, definition, opts),
     );
+  }
+
+  /**
+   * Stores a record and adds its job in one MULTI: one round trip, and both land or neither
+   * (no record without a job if Redis goes away in between). Only for a create that cannot be
+   * refused: without an idempotency key and with no open-task cap.
+   */
+  async createAndEnqueue(
+    record: TaskRecord,
+    definition: JobTypeDefinition,
+    opts: EnqueueOptions = {},
+  ): Promise<void> {
+    const queue = this.queueFor(definition.name);
+    const job = new Job(
+      queue,
+      definition.name,
+      jobData(record, opts),
+      jobOptions(record.id, definition, opts),
+      record.id,
+    );
+    // BullMQ's own client for this queue is this connection, with its scripts loaded.
+    const tx = (await queue.getBackend().client).multi();
+    this.store.addCreate(tx, record);
+    // Queues the add on the transaction synchronously; its outcome is read from exec below.
+    job.addJob(tx).catch(() => undefined);
+    const replies = await tx.exec();
+    if (!replies) throw new Error('Redis discarded the submit transaction');
+    for (const [error] of replies) if (error) throw error;
+    const added = replies[1]?.[1];
+    if (typeof added === 'number' && added < 0) {
+      throw new Error(`BullMQ refused the job (code ${added})`);
+    }
+  }
+
+  /**
+   * Takes back a {@link createAndEnqueue} whose answer never came (it may still land once Redis
+   * is free: commands on a connection run in order, so these run after it): the record, the job,
+   * and a cancel broadcast in case a worker took the job in between.
+   */
+  async withdraw(record: TaskRecord, definition: JobTypeDefinition): Promise<void> {
+    await Promise.all([
+      this.store.discard(record),
+      this.removeJob(record.id, definition.name),
+      this.broadcastCancel(record.id),
+    ]);
   }
 
   /** Removes a job that is not running (waiting, delayed, parked). `false` if it could not be. */

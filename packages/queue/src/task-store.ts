@@ -33,6 +33,10 @@ export type CreateOutcome =
   | { created: false; idempotencyValue: string }
   | { created: false; full: true; openTasks: number };
 
+interface TaskCommands {
+  longrunCreate(...args: (string | number)[]): unknown;
+}
+
 interface TaskRedis extends Redis {
   longrunCreate(...args: (string | number)[]): Promise<string[]>;
   longrunTransition(...args: (string | number)[]): Promise<string[]>;
@@ -71,10 +75,31 @@ export class TaskStore {
     idempotency?: { key: string; value: string },
     maxOpenTasks = 0,
   ): Promise<CreateOutcome> {
+    const reply = await this.redis.longrunCreate(
+      ...this.createArgs(record, idempotency, maxOpenTasks),
+    );
+    if (reply[0] === 'dup') return { created: false, idempotencyValue: reply[1] ?? '' };
+    if (reply[0] === 'full') return { created: false, full: true, openTasks: Number(reply[1]) };
+    return { created: true };
+  }
+
+  /**
+   * Queues the create of a record that cannot be refused (no idempotency key, no open-task cap)
+   * on `tx`, a MULTI of this store's connection, so it can travel with the job's add.
+   */
+  addCreate(tx: object, record: TaskRecord): void {
+    (tx as unknown as TaskCommands).longrunCreate(...this.createArgs(record, undefined, 0));
+  }
+
+  private createArgs(
+    record: TaskRecord,
+    idempotency: { key: string; value: string } | undefined,
+    maxOpenTasks: number,
+  ): (string | number)[] {
     const expiresAt = record.createdAt + record.ttlMs;
     const member = indexMember(record.createdAt, record.id);
     const fields = [...serialise(record), ['ix', member], ['idem', idempotency?.key ?? '']].flat();
-    const reply = await this.redis.longrunCreate(
+    return [
       this.keys.task(record.id),
       this.keys.index(record.tenant),
       idempotency?.key ?? this.keys.task(record.id),
@@ -91,10 +116,7 @@ export class TaskStore {
       maxOpenTasks,
       Date.now(),
       ...fields,
-    );
-    if (reply[0] === 'dup') return { created: false, idempotencyValue: reply[1] ?? '' };
-    if (reply[0] === 'full') return { created: false, full: true, openTasks: Number(reply[1]) };
-    return { created: true };
+    ];
   }
 
   /** The record, or `null` once it is gone (never created, expired or forgotten). */

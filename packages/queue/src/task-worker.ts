@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { toTaskStatus, type JobCatalog, type JobContext, type TaskRecord } from '@longrun/core';
+import { toTaskStatus, type JobCatalog, type JobContext } from '@longrun/core';
 import { queueNameFor } from './keys.js';
 import { TaskStore } from './task-store.js';
 
@@ -34,7 +34,45 @@ export interface TaskWorkerOptions {
   /** Called once per run, e.g. to count outcomes and durations. */
   onRun?: (type: string, outcome: RunOutcome, durationMs: number) => void;
   onActiveChange?: (delta: 1 | -1) => void;
+  /**
+   * A first run marks its task `running` only once its handler has run this long, so jobs that
+   * finish sooner cost one script, not two (default 100). `0` checks and marks every run before
+   * its handler starts, in the same script that reads the record (the path every re-run, retry
+   * and resumed run takes anyway).
+   */
+  runningMarkMs?: number;
 }
+
+/** What the API puts in a job's data (older jobs carry only `tenant`/`requestId`). */
+export interface TaskJobData {
+  tenant?: string;
+  requestId?: string;
+  /** The task's input, so a first run needs no read of the record. */
+  input?: Record<string, unknown>;
+  /** When the task expires (ms since the epoch). */
+  expiresAt?: number;
+}
+
+/** What a run needs of its task. */
+interface RunTask {
+  id: string;
+  type: string;
+  input: Record<string, unknown>;
+  /** Answers to earlier `requestInput` calls, in order. */
+  inputs: unknown[];
+  expiresAt: number;
+}
+
+/** How long a cancel broadcast for a job this process has not (yet) started is remembered. */
+const CANCEL_MEMORY_MS = 60_000;
+const CANCEL_MEMORY_MAX = 10_000;
+
+/** What a run writes when it starts (or, on the fast path, once it has run for a while). */
+const RUNNING = {
+  status: toTaskStatus('active', { cancelRequested: false, awaitingInput: false }),
+  statusMessage: 'running',
+  awaitingInput: false,
+} as const;
 
 /** Thrown by `ctx.requestInput` to park a job; the processor turns it into BullMQ's DelayedError. */
 class InputParked extends Error {
@@ -50,9 +88,16 @@ export class TaskWorker {
   readonly workers: Worker[];
   private readonly store: TaskStore;
   private readonly opts: TaskWorkerOptions;
+  private readonly runningMarkMs: number;
+  /**
+   * Cancels broadcast for jobs no handler here was running: a job taken in the instant between
+   * the API's cancel and its broadcast would otherwise start unchecked on the fast path.
+   */
+  private readonly cancelledLately = new Map<string, number>();
 
   constructor(opts: TaskWorkerOptions) {
     this.opts = opts;
+    this.runningMarkMs = opts.runningMarkMs ?? 100;
     this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
     // Three declared parameters: BullMQ passes an AbortSignal only to such processors.
     const processor = (job: Job, token?: string, signal?: AbortSignal) =>
@@ -90,6 +135,9 @@ export class TaskWorker {
       if (ch !== channel) return;
       if (this.workers.some((w) => w.cancelJob(taskId, 'cancelled'))) {
         this.opts.logger.info({ taskId }, 'cancel: aborted running handler');
+      } else {
+        this.rememberCancel(taskId);
+        this.opts.logger.debug?.({ taskId }, 'cancel: remembered for a job not running here');
       }
     });
     await this.opts.subscriber.subscribe(channel);
@@ -105,58 +153,136 @@ export class TaskWorker {
   private async process(job: Job, token?: string, signal?: AbortSignal): Promise<void> {
     const started = Date.now();
     const taskId = job.id ?? '';
-    // One round trip: still to be done? then mark it running and read it.
-    const record = await this.store.start(taskId, {
-      status: toTaskStatus('active', { cancelRequested: false, awaitingInput: false }),
-      statusMessage: 'running',
-      awaitingInput: false,
-    });
-    if (!record) {
-      // Expired, forgotten, cancelled before it ran, or already finished by a run that crashed
-      // before BullMQ heard of it: nothing to do.
-      this.report(job.name, 'skipped', started);
+    if (this.cancelledLately.has(taskId)) {
+      this.skipped(job, started, 'cancelled before it started');
       return;
     }
-    const requestId = (job.data as { requestId?: string } | undefined)?.requestId;
-    const log = { taskId, type: record.type, attempt: job.attemptsMade + 1, requestId };
+    const data = (job.data ?? {}) as TaskJobData;
+    // A first run of a job that carries its input needs nothing from the record: the task is
+    // `working` and the completion script refuses to touch it if it was cancelled meanwhile.
+    // Every other run (retry, stalled re-run, resumed after input, old job) reads the record in
+    // the script that checks it is still to be done and marks it running.
+    const fast =
+      this.runningMarkMs > 0 &&
+      data.input !== undefined &&
+      data.expiresAt !== undefined &&
+      job.attemptsMade === 0 &&
+      (job.attemptsStarted ?? 1) <= 1;
+    let task: RunTask | null;
+    if (fast) {
+      task =
+        data.expiresAt! > started
+          ? {
+              id: taskId,
+              type: job.name,
+              input: data.input!,
+              inputs: [],
+              expiresAt: data.expiresAt!,
+            }
+          : null;
+    } else {
+      const record = await this.store.start(taskId, RUNNING);
+      task = record && {
+        id: record.id,
+        type: record.type,
+        input: record.input,
+        inputs: record.inputs,
+        expiresAt: record.createdAt + record.ttlMs,
+      };
+    }
+    if (!task) {
+      // Expired, forgotten, cancelled before it ran, or already finished by a run that crashed
+      // before BullMQ heard of it: nothing to do.
+      this.skipped(job, started, 'nothing to do');
+      return;
+    }
+    const log = {
+      taskId,
+      type: task.type,
+      attempt: job.attemptsMade + 1,
+      requestId: data.requestId,
+    };
     this.opts.logger.debug?.(log, 'task started');
     const { outcome, thrown } = await this.run(
       job,
-      record,
+      task,
+      fast,
       token,
       signal ?? new AbortController().signal,
     );
-    this.opts.logger.info({ ...log, outcome, ms: Date.now() - started }, 'task run ended');
-    this.report(record.type, outcome, started);
+    // One line per run at `info` would cost more CPU than the run: successes log at `debug`.
+    const line = { ...log, outcome, ms: Date.now() - started };
+    if (outcome === 'completed' || outcome === 'skipped') {
+      this.opts.logger.debug?.(line, 'task run ended');
+    } else {
+      this.opts.logger.info(line, 'task run ended');
+    }
+    this.report(task.type, outcome, started);
     // BullMQ learns of failures, retries and parking by the processor throwing.
     if (thrown) throw thrown;
   }
 
+  private skipped(job: Job, started: number, why: string): void {
+    const line = { taskId: job.id, type: job.name, outcome: 'skipped', why };
+    this.opts.logger.debug?.(line, 'task run ended');
+    this.report(job.name, 'skipped', started);
+  }
+
+  /** Remembers a cancel for a job not running here (bounded: oldest first out after a minute). */
+  private rememberCancel(taskId: string): void {
+    const now = Date.now();
+    for (const [id, at] of this.cancelledLately) {
+      if (at > now - CANCEL_MEMORY_MS && this.cancelledLately.size < CANCEL_MEMORY_MAX) break;
+      this.cancelledLately.delete(id);
+    }
+    this.cancelledLately.set(taskId, now);
+  }
+
   private async run(
     job: Job,
-    record: TaskRecord,
+    task: RunTask,
+    markLater: boolean,
     token: string | undefined,
     signal: AbortSignal,
   ): Promise<{ outcome: RunOutcome; thrown?: Error }> {
-    const definition = this.opts.catalog.get(record.type);
+    const definition = this.opts.catalog.get(task.type);
     const facts = { cancelRequested: false, awaitingInput: false };
     if (!definition) {
-      await this.fail(record.id, `No handler for job type "${record.type}" in this worker`);
+      await this.fail(task.id, `No handler for job type "${task.type}" in this worker`);
       return {
         outcome: 'failed',
-        thrown: new UnrecoverableError(`unknown job type ${record.type}`),
+        thrown: new UnrecoverableError(`unknown job type ${task.type}`),
       };
     }
-    const parsed = definition.input.safeParse(record.input);
+    const parsed = definition.input.safeParse(task.input);
     if (!parsed.success) {
-      await this.fail(record.id, `Invalid input: ${parsed.error.message}`);
+      await this.fail(task.id, `Invalid input: ${parsed.error.message}`);
       return { outcome: 'failed', thrown: new UnrecoverableError('invalid input') };
     }
-    const ctx = this.context(job, record, token, signal);
+    // The deferred `running` mark; the handler's own progress or input request replaces it.
+    // `stopMark` says whether it was still to come.
+    let mark: NodeJS.Timeout | undefined;
+    const stopMark = (): boolean => {
+      const pending = mark !== undefined;
+      clearTimeout(mark);
+      mark = undefined;
+      return pending;
+    };
+    if (markLater) {
+      mark = setTimeout(() => {
+        mark = undefined;
+        this.store
+          .transition(task.id, RUNNING, { requiredStatus: 'working' })
+          .catch((err: unknown) =>
+            this.opts.logger.warn({ err, taskId: task.id }, 'could not mark task running'),
+          );
+      }, this.runningMarkMs);
+    }
+    const ctx = this.context(job, task, token, signal, stopMark);
     let result: unknown;
     try {
       this.opts.onActiveChange?.(1);
-      result = await definition.handler(parsed.data, ctx);
+      result = await Promise.resolve(definition.handler(parsed.data, ctx)).finally(stopMark);
     } catch (error) {
       if (error instanceof InputParked)
         return { outcome: 'input_required', thrown: new DelayedError() };
@@ -165,7 +291,7 @@ export class TaskWorker {
       const willRetry = !(error instanceof UnrecoverableError) && job.attemptsMade + 1 < attempts;
       const message = error instanceof Error ? error.message : String(error);
       const status = toTaskStatus('failed', { ...facts, willRetry });
-      await this.store.transition(record.id, {
+      await this.store.transition(task.id, {
         status,
         statusMessage: willRetry ? `attempt ${job.attemptsMade + 1} failed; retrying` : 'failed',
         ...(status === 'failed' ? { error: { message } } : {}),
@@ -176,37 +302,43 @@ export class TaskWorker {
       this.opts.onActiveChange?.(-1);
     }
     if (signal.aborted) return { outcome: 'cancelled' };
-    const done = await this.store.transition(record.id, {
+    const done = await this.store.transition(task.id, {
       status: toTaskStatus('completed', facts),
       statusMessage: 'completed',
       result: result ?? null,
     });
-    return { outcome: done.ok ? 'completed' : 'cancelled' };
+    if (done.ok) return { outcome: 'completed' };
+    return { outcome: done.reason === 'missing' ? 'skipped' : 'cancelled' };
   }
 
   private context(
     job: Job,
-    record: TaskRecord,
+    task: RunTask,
     token: string | undefined,
     signal: AbortSignal,
+    stopMark: () => boolean,
   ): JobContext {
     let asked = 0;
     return {
-      taskId: record.id,
+      taskId: task.id,
       attempt: job.attemptsMade + 1,
       signal,
       progress: async (value, message) => {
-        await this.store.transition(record.id, {
+        // Progress before the running mark says `running` itself, unless it has a message.
+        const markPending = stopMark();
+        const statusMessage = message ?? (markPending ? RUNNING.statusMessage : undefined);
+        await this.store.transition(task.id, {
           progress: value,
-          ...(message === undefined ? {} : { statusMessage: message }),
+          ...(statusMessage === undefined ? {} : { statusMessage }),
         });
       },
       requestInput: async ({ message, schema }) => {
+        stopMark();
         const index = asked++;
-        if (index < record.inputs.length) return schema.parse(record.inputs[index]);
+        if (index < task.inputs.length) return schema.parse(task.inputs[index]);
         // Park first, then say so: once the record reads input_required the job is promotable.
-        await job.moveToDelayed(record.createdAt + record.ttlMs + 1000, token);
-        await this.store.transition(record.id, {
+        await job.moveToDelayed(task.expiresAt + 1000, token);
+        await this.store.transition(task.id, {
           status: toTaskStatus('delayed', { cancelRequested: false, awaitingInput: true }),
           statusMessage: message,
           awaitingInput: true,

@@ -122,6 +122,21 @@ export class TaskService {
         }
       : undefined;
 
+    const enqueue = { priority, requestId };
+    if (!idempotency && this.opts.maxOpenTasks === 0) {
+      // Nothing can refuse this create: record and job go in one MULTI, one round trip, and
+      // land together or not at all.
+      await this.redis(() => this.opts.tasks.createAndEnqueue(record, definition, enqueue)).catch(
+        async (error: unknown) => {
+          await this.redis(() => this.opts.tasks.withdraw(record, definition)).catch(
+            () => undefined,
+          );
+          throw error;
+        },
+      );
+      return { handle: this.handle(record), created: true };
+    }
+
     const outcome = await this.redis(() =>
       this.store.create(record, idempotency, this.opts.maxOpenTasks),
     ).catch(async (error: unknown) => {
@@ -142,9 +157,7 @@ export class TaskService {
     if (!outcome.created) return this.replay(tenant, outcome.idempotencyValue, bodyHash);
 
     try {
-      await this.redis(() =>
-        this.opts.tasks.enqueue(record.id, tenant, definition, { priority, requestId }),
-      );
+      await this.redis(() => this.opts.tasks.enqueue(record, definition, enqueue));
     } catch (error) {
       // Not enqueued: take the record back so no handle points at work that will never run.
       await this.redis(() => this.store.discard(record, idempotency)).catch(() => undefined);
@@ -246,7 +259,9 @@ export class TaskService {
     const definition = this.opts.catalog.get(record.type);
     await this.redis(async () => {
       const woken = await this.opts.tasks.promote(record.id, record.type).catch(() => true);
-      if (!woken && definition) await this.opts.tasks.enqueue(record.id, record.tenant, definition);
+      if (!woken && definition) {
+        await this.opts.tasks.enqueue(record, definition, { readRecord: true });
+      }
     });
     const { inputRequest: _answered, ...rest } = record;
     return this.handle({ ...rest, ...update, inputRequest: undefined, updatedAt: now });
@@ -322,7 +337,9 @@ export class TaskService {
     if (!isTerminal(record.status) && definition) {
       // Adding an existing job id is a no-op; this heals a first attempt that stored the task
       // but lost its connection before the job was added.
-      await this.redis(() => this.opts.tasks.enqueue(record.id, tenant, definition));
+      await this.redis(() =>
+        this.opts.tasks.enqueue(record, definition, { readRecord: record.inputs.length > 0 }),
+      );
     }
     return { handle: this.handle(record), created: false };
   }
