@@ -115,6 +115,137 @@ describe('four worker processes', () => {
   });
 });
 
+/** One handler run, from a worker's "task run ended" log line (pino `time` is when it ended). */
+interface Run {
+  taskId: string;
+  outcome: string;
+  start: number;
+  end: number;
+}
+function runsOf(w: Proc): Run[] {
+  return w.lines
+    .filter((l) => l.includes('"msg":"task run ended"'))
+    .map((l) => {
+      const { taskId, outcome, ms, time } = JSON.parse(l) as {
+        taskId: string;
+        outcome: string;
+        ms: number;
+        time: number;
+      };
+      return { taskId, outcome, start: time - ms, end: time };
+    });
+}
+/** Most runs in progress at one instant (one ending at t and one starting at t do not overlap). */
+function peakOverlap(runs: Run[]): number {
+  const edges = runs.flatMap((r): [number, number][] => [
+    [r.start, 1],
+    [r.end, -1],
+  ]);
+  edges.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  let now = 0;
+  let most = 0;
+  for (const [, delta] of edges) most = Math.max(most, (now += delta));
+  return most;
+}
+
+describe('throughput with worker processes', () => {
+  // I/O-bound jobs (sleep): a process waits, it does not compute, so the cluster's throughput is
+  // bounded by its parallelism (processes × concurrency) and rises with every process added, even
+  // on 2 cores. CPU-bound jobs stop scaling at the machine's cores, and past that at Redis
+  // (docs/operations.md, Scaling). Timing goals belong in `npm run bench`: this asserts the shape
+  // with wide margins, and the cause (how many jobs ran at once) exactly.
+  it('I/O-bound jobs: 1 → 2 → 4 processes raise throughput, as parallelism rises', async () => {
+    const concurrency = 2;
+    const batch = 48; // ≥ 6 waves of processes × concurrency even with 4 processes
+    const jobMs = 250;
+    const results: {
+      processes: number;
+      jobsPerSec: number;
+      seconds: number;
+      peakActive: number;
+      perProcess: number[];
+    }[] = [];
+    for (const processes of [1, 2, 4]) {
+      const a = await api();
+      const queue = a.tasks.queueFor('sleep');
+      await queue.pause(); // the batch waits until every process is up
+      const workers = await Promise.all(
+        Array.from({ length: processes }, () =>
+          worker(a.prefix, {
+            LONGRUN_WORKER_CONCURRENCY: String(concurrency),
+            LONGRUN_WORKER_TYPES: 'sleep',
+            LOG_LEVEL: 'debug', // "task run ended" of a success may be a debug line
+          }),
+        ),
+      );
+      const ids: string[] = [];
+      for (let i = 0; i < batch; i++) {
+        const res = await a.http('POST', '/v1/jobs', {
+          body: { type: 'sleep', input: { ms: jobMs } },
+        });
+        expect(res.status).toBe(202);
+        ids.push(res.body.taskId);
+      }
+      expect(await queue.getActiveCount()).toBe(0);
+      expect(workers.flatMap(runsOf)).toEqual([]);
+
+      const started = Date.now();
+      await queue.resume();
+      let sampledActive = 0;
+      await waitFor(
+        async () => {
+          sampledActive = Math.max(sampledActive, await queue.getActiveCount());
+          return workers.flatMap(runsOf).length >= batch;
+        },
+        { timeoutMs: 60_000, intervalMs: 20, what: `${batch} runs on ${processes} processes` },
+      );
+      const perWorker = workers.map(runsOf);
+      const runs = perWorker.flat();
+      const seconds = (Math.max(...runs.map((r) => r.end)) - started) / 1000;
+
+      // Every task ran exactly once, and completed.
+      expect(runs.map((r) => r.taskId).sort()).toEqual([...ids].sort());
+      expect(runs.every((r) => r.outcome === 'completed')).toBe(true);
+      const statuses = await Promise.all(ids.map(async (id) => (await statusOf(a, id)).status));
+      expect(statuses.every((s) => s === 'completed')).toBe(true);
+      // Why throughput rises: every process took part with all its slots busy at once, so the
+      // fleet ran processes × concurrency jobs at the same time (Redis' active count agrees), and
+      // never more.
+      expect(perWorker.map(peakOverlap)).toEqual(workers.map(() => concurrency));
+      expect(peakOverlap(runs)).toBe(processes * concurrency);
+      expect(sampledActive).toBe(processes * concurrency);
+      // ... and that parallelism bounds it: no faster than ⌈batch / slots⌉ waves of jobMs.
+      const waves = Math.ceil(batch / (processes * concurrency));
+      expect(seconds).toBeGreaterThanOrEqual((waves * jobMs) / 1000 - 0.05);
+
+      results.push({
+        processes,
+        jobsPerSec: Math.round((batch / seconds) * 10) / 10,
+        seconds,
+        peakActive: sampledActive,
+        perProcess: perWorker.map((r) => r.length),
+      });
+      expect(await Promise.all(workers.map((w) => w.stop()))).toEqual(workers.map(() => 0));
+      await a.close();
+    }
+    const [one, two, four] = results.map((r) => r.jobsPerSec) as [number, number, number];
+    console.log(
+      JSON.stringify({
+        test: 'scale-out throughput (sleep jobs)',
+        jobMs,
+        concurrency,
+        batch,
+        results,
+        ratio2to1: Math.round((two / one) * 100) / 100,
+        ratio4to2: Math.round((four / two) * 100) / 100,
+      }),
+    );
+    // Ideal is 2× per doubling; wide margins for a loaded 2-core machine.
+    expect(two).toBeGreaterThanOrEqual(1.4 * one);
+    expect(four).toBeGreaterThanOrEqual(1.4 * two);
+  }, 120_000);
+});
+
 describe('priorities', () => {
   it('runs a higher-priority task before earlier lower-priority ones', async () => {
     const a = await api();
@@ -189,7 +320,8 @@ describe('several API processes, no sticky sessions', () => {
 describe('request ids', () => {
   it('echoes X-Request-Id and the worker logs it with the task', async () => {
     const a = await api();
-    const w = await worker(a.prefix);
+    // At info a worker logs the runs that did not succeed; successes are debug lines.
+    const w = await worker(a.prefix, { LOG_LEVEL: 'debug' });
     const res = await a.http('POST', '/v1/jobs', {
       body: { type: 'echo', input: {} },
       headers: { 'x-request-id': 'req-abc-123' },
@@ -209,5 +341,32 @@ describe('request ids', () => {
         what: 'worker log line with the request id',
       },
     );
+  });
+
+  it('at the default level, a run that failed is logged with its request id', async () => {
+    const a = await api();
+    const w = await worker(a.prefix);
+    const res = await a.http('POST', '/v1/jobs', {
+      body: { type: 'fail', input: { message: 'no' } },
+      headers: { 'x-request-id': 'req-fail-9' },
+    });
+    expect(res.status, res.text).toBe(202);
+    await waitFor(
+      async () =>
+        w.lines.some(
+          (l) =>
+            l.includes('"task run ended"') &&
+            l.includes('"outcome":"failed"') &&
+            l.includes('"requestId":"req-fail-9"') &&
+            l.includes(res.body.taskId),
+        ),
+      { what: 'an info line for the failed run' },
+    );
+    // No line for a success at info.
+    const ok = await a.http('POST', '/v1/jobs', { body: { type: 'echo', input: {} } });
+    await waitFor(
+      async () => (await a.http('GET', `/v1/jobs/${ok.body.taskId}`)).body.status === 'completed',
+    );
+    expect(w.lines.some((l) => l.includes(ok.body.taskId))).toBe(false);
   });
 });
