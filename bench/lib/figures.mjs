@@ -160,6 +160,20 @@ function processRows({ processRuns: pr }) {
       'scaling (info)',
       null,
     ),
+    ...(pr.four?.length
+      ? [
+          row(
+            'process.four',
+            '3',
+            'process, 4 worker processes (jobs/s)',
+            num(rate(pr.four)),
+            `1 worker ${num(rate(pr.one))}`,
+            rate(pr.four) / rate(pr.one),
+            'scaling (info)',
+            null,
+          ),
+        ]
+      : []),
     row(
       'process.info',
       '3',

@@ -110,6 +110,7 @@ function detailsSection(d) {
       ['raw BullMQ', pr.raw, job],
       ['longrun, 1 worker', pr.one, job],
       ['longrun, 2 workers', pr.two, job],
+      ...(pr.four?.length ? [['longrun, 4 workers', pr.four, job]] : []),
     ]),
     '',
     `At LOG_LEVEL=info: longrun ${job(pr.oneInfo[0])}; raw, just before, ${job(pr.rawInfo[0])}. Raw queue.add rounds: ${d.rawAdds.map((r) => num(r)).join(', ')} adds/s. redis-benchmark SET rounds: ${d.setRates.map((r) => num(r)).join(', ')} req/s.`,

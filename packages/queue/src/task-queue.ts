@@ -131,51 +131,6 @@ export class TaskQueue {
     );
   }
 
-  /**
-   * Stores a record and adds its job in one MULTI: one round trip, and both land or neither
-   * (no record without a job if Redis goes away in between). Only for a create that cannot be
-   * refused: without an idempotency key and with no open-task cap.
-   */
-  async createAndEnqueue(
-    record: TaskRecord,
-    definition: JobTypeDefinition,
-    opts: EnqueueOptions = {},
-  ): Promise<void> {
-    const queue = this.queueFor(definition.name);
-    const job = new Job(
-      queue,
-      definition.name,
-      jobData(record, opts),
-      jobOptions(record.id, definition, opts),
-      record.id,
-    );
-    // BullMQ's own client for this queue is this connection, with its scripts loaded.
-    const tx = (await queue.getBackend().client).multi();
-    this.store.addCreate(tx, record);
-    // Queues the add on the transaction synchronously; its outcome is read from exec below.
-    job.addJob(tx).catch(() => undefined);
-    const replies = await tx.exec();
-    if (!replies) throw new Error('Redis discarded the submit transaction');
-    for (const [error] of replies) if (error) throw error;
-    const added = replies[1]?.[1];
-    if (typeof added === 'number' && added < 0) {
-      throw new Error(`BullMQ refused the job (code ${added})`);
-    }
-  }
-
-  /**
-   * Takes back a {@link createAndEnqueue} whose answer never came (it may still land once Redis
-   * is free: commands on a connection run in order, so these run after it): the record, the job,
-   * and a cancel broadcast in case a worker took the job in between.
-   */
-  async withdraw(record: TaskRecord, definition: JobTypeDefinition): Promise<void> {
-    await Promise.all([
-      this.store.discard(record),
-      this.removeJob(record.id, definition.name),
-      this.broadcastCancel(record.id),
-    ]);
-  }
-
   /** Removes a job that is not running (waiting, delayed, parked). `false` if it could not be. */
   async removeJob(taskId: string, type: string): Promise<boolean> {
     try {

@@ -33,10 +33,6 @@ export type CreateOutcome =
   | { created: false; idempotencyValue: string }
   | { created: false; full: true; openTasks: number };
 
-interface TaskCommands {
-  longrunCreate(...args: (string | number)[]): unknown;
-}
-
 interface TaskRedis extends Redis {
   longrunCreate(...args: (string | number)[]): Promise<string[]>;
   longrunTransition(...args: (string | number)[]): Promise<string[]>;
@@ -83,14 +79,6 @@ export class TaskStore {
     return { created: true };
   }
 
-  /**
-   * Queues the create of a record that cannot be refused (no idempotency key, no open-task cap)
-   * on `tx`, a MULTI of this store's connection, so it can travel with the job's add.
-   */
-  addCreate(tx: object, record: TaskRecord): void {
-    (tx as unknown as TaskCommands).longrunCreate(...this.createArgs(record, undefined, 0));
-  }
-
   private createArgs(
     record: TaskRecord,
     idempotency: { key: string; value: string } | undefined,
@@ -98,7 +86,8 @@ export class TaskStore {
   ): (string | number)[] {
     const expiresAt = record.createdAt + record.ttlMs;
     const member = indexMember(record.createdAt, record.id);
-    const fields = [...serialise(record), ['ix', member], ['idem', idempotency?.key ?? '']].flat();
+    const fields = serialise(record);
+    fields.push('ix', member, 'idem', idempotency?.key ?? '');
     return [
       this.keys.task(record.id),
       this.keys.index(record.tenant),
@@ -146,7 +135,7 @@ export class TaskStore {
     update: TaskUpdate,
     opts: { requiredStatus?: TaskStatus; appendInput?: unknown } = {},
   ): Promise<TransitionOutcome> {
-    const fields = serialise({ ...update, updatedAt: Date.now() }).flat();
+    const fields = serialise({ ...update, updatedAt: Date.now() });
     const append = 'appendInput' in opts ? (JSON.stringify(opts.appendInput) ?? 'null') : '';
     const reply = await this.redis.longrunTransition(
       this.keys.task(id),
@@ -171,7 +160,7 @@ export class TaskStore {
    * record as it now is, in one round trip; `null` when there is nothing to run.
    */
   async start(id: string, update: TaskUpdate): Promise<TaskRecord | null> {
-    const fields = serialise({ ...update, updatedAt: Date.now() }).flat();
+    const fields = serialise({ ...update, updatedAt: Date.now() });
     const [outcome, flat] = await this.redis.longrunStart(
       this.keys.task(id),
       this.keys.events(id),
@@ -283,9 +272,10 @@ type Serialisable = Partial<Omit<TaskRecord, 'inputRequest'>> & {
   inputRequest?: InputRequest | null;
 };
 
-function serialise(record: Serialisable): [string, string][] {
-  const out: [string, string][] = [];
-  const put = (field: string, value: string) => out.push([field, value]);
+/** The hash fields to write, flat (`field, value, …`), as HSET takes them. */
+function serialise(record: Serialisable): string[] {
+  const out: string[] = [];
+  const put = (field: string, value: string) => out.push(field, value);
   if (record.id !== undefined) put('id', record.id);
   if (record.tenant !== undefined) put('tenant', record.tenant);
   if (record.type !== undefined) put('type', record.type);

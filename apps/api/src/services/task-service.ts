@@ -123,20 +123,6 @@ export class TaskService {
       : undefined;
 
     const enqueue = { priority, requestId };
-    if (!idempotency && this.opts.maxOpenTasks === 0) {
-      // Nothing can refuse this create: record and job go in one MULTI, one round trip, and
-      // land together or not at all.
-      await this.redis(() => this.opts.tasks.createAndEnqueue(record, definition, enqueue)).catch(
-        async (error: unknown) => {
-          await this.redis(() => this.opts.tasks.withdraw(record, definition)).catch(
-            () => undefined,
-          );
-          throw error;
-        },
-      );
-      return { handle: this.handle(record), created: true };
-    }
-
     const outcome = await this.redis(() =>
       this.store.create(record, idempotency, this.opts.maxOpenTasks),
     ).catch(async (error: unknown) => {
