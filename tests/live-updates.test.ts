@@ -144,9 +144,15 @@ describe('long-poll', () => {
       );
       await waitFor(async () => api.events.waiting >= 25, { what: '25 waiters' });
       expect(await clients()).toBeLessThanOrEqual(before + 2); // no connection per request
+      // One subscription for the task however many wait on it, only while someone does.
+      const channel = `${api.prefix}:task-events:${id}`;
+      const subscribers = async () =>
+        Number(((await admin.call('PUBSUB', 'NUMSUB', channel)) as [string, number])[1]);
+      await waitFor(async () => (await subscribers()) === 1, { what: 'the task subscribed' });
       const results = await Promise.all(held);
       expect(results.every((r) => r.status === 200 && r.body.status === 'completed')).toBe(true);
       expect(api.events.waiting).toBe(0);
+      await waitFor(async () => (await subscribers()) === 0, { what: 'the task unsubscribed' });
     } finally {
       admin.disconnect();
     }

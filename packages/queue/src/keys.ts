@@ -29,7 +29,10 @@ export interface TaskKeys {
   /** Stream of status changes that owe a webhook delivery (the transactional outbox). */
   outbox: string;
   cancelChannel: string;
-  /** Pub/sub channel announcing "task <id> has a new event" (a wake-up; the stream is the truth). */
+  /**
+   * Prefix of the per-task pub/sub channels (`<eventsChannel><id>`) announcing "task <id> has a
+   * new event" (a wake-up; the event list is the truth).
+   */
   eventsChannel: string;
 }
 
@@ -43,7 +46,7 @@ export function taskKeys(prefix: string): TaskKeys {
     events: (id) => `${prefix}:events:${id}`,
     outbox: `${prefix}:outbox`,
     cancelChannel: `${prefix}:cancel`,
-    eventsChannel: `${prefix}:task-events`,
+    eventsChannel: `${prefix}:task-events:`,
   };
 }
 

@@ -29,7 +29,7 @@ local function append_event(task, events, outbox, channel, id, previous)
     redis.call('XADD', outbox, '*', 'task', id, 'event', tostring(seq))
   end
   -- Nobody can be waiting on a task that is only now created.
-  if previous ~= false then redis.call('PUBLISH', channel, id) end
+  if previous ~= false then redis.call('PUBLISH', channel .. id, tostring(seq)) end
   return tostring(seq)
 end
 `;

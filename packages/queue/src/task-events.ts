@@ -5,9 +5,14 @@ type Listener = () => void;
 /**
  * Wakes local waiters (SSE streams, long polls) when a task has a new event. One subscriber
  * connection per process serves every waiter, so held requests do not pin a connection each.
- * Notifications are only wake-ups: waiters re-read the task's event stream, which is the truth,
- * so a notification lost during a reconnect costs latency (until the waiter's own re-check), not
- * events.
+ * Each task has its own channel (`<channelPrefix><taskId>`), subscribed only while someone here
+ * waits on that task: events of tasks nobody watches cost Redis a lookup, not a message to every
+ * API process.
+ *
+ * Notifications are only wake-ups: waiters re-read the task's event list, which is the truth.
+ * Every listener is also called once its subscription is live, so an event that landed between
+ * a waiter's first read and the subscription is not left to the waiter's periodic re-check; a
+ * notification lost during a reconnect costs latency (until that re-check), not events.
  */
 export class TaskEvents {
   private readonly listeners = new Map<string, Set<Listener>>();
@@ -15,26 +20,34 @@ export class TaskEvents {
   /** @example const events = new TaskEvents(createRedis(url, 'subscriber'), keys.eventsChannel) */
   constructor(
     private readonly subscriber: Redis,
-    private readonly channel: string,
+    private readonly channelPrefix: string,
   ) {
-    subscriber.on('message', (ch: string, taskId: string) => {
-      if (ch !== this.channel) return;
-      for (const listener of this.listeners.get(taskId) ?? []) listener();
+    subscriber.on('message', (channel: string) => {
+      if (!channel.startsWith(this.channelPrefix)) return;
+      this.wake(channel.slice(this.channelPrefix.length));
     });
   }
 
-  async start(): Promise<void> {
-    await this.subscriber.subscribe(this.channel);
-  }
+  /** Nothing to set up: channels are subscribed per task, on demand. */
+  async start(): Promise<void> {}
 
   /** Calls `listener` on every new event of `taskId`; returns the function that stops it. */
   on(taskId: string, listener: Listener): () => void {
     let set = this.listeners.get(taskId);
-    if (!set) this.listeners.set(taskId, (set = new Set()));
+    if (!set) {
+      this.listeners.set(taskId, (set = new Set()));
+      this.subscriber.subscribe(this.channelPrefix + taskId).then(
+        () => this.wake(taskId),
+        () => undefined, // Redis away: the waiters' own re-checks carry on; ioredis resubscribes
+      );
+    }
     set.add(listener);
     return () => {
       set.delete(listener);
-      if (set.size === 0) this.listeners.delete(taskId);
+      if (set.size === 0 && this.listeners.get(taskId) === set) {
+        this.listeners.delete(taskId);
+        this.subscriber.unsubscribe(this.channelPrefix + taskId).catch(() => undefined);
+      }
     };
   }
 
@@ -46,6 +59,12 @@ export class TaskEvents {
   }
 
   async close(): Promise<void> {
-    await this.subscriber.unsubscribe(this.channel).catch(() => undefined);
+    const channels = [...this.listeners.keys()].map((id) => this.channelPrefix + id);
+    this.listeners.clear();
+    if (channels.length > 0) await this.subscriber.unsubscribe(...channels).catch(() => undefined);
+  }
+
+  private wake(taskId: string): void {
+    for (const listener of this.listeners.get(taskId) ?? []) listener();
   }
 }
