@@ -11,12 +11,17 @@ describe('per-tenant rate limit', () => {
   afterAll(() => api.close());
 
   it('answers 429 with Retry-After past the limit, per tenant', async () => {
+    const started = Date.now();
     const results = await Promise.all(
       Array.from({ length: 20 }, () => api.http('GET', '/v1/jobs')),
     );
+    // The window is one second from the first request; on a loaded machine the burst may
+    // outlast it, and each window started admits 5 more.
+    const windows = Math.floor((Date.now() - started) / 1000) + 1;
     const limited = results.filter((r) => r.status === 429);
-    expect(results.filter((r) => r.status === 200).length).toBeLessThanOrEqual(5);
-    expect(limited.length).toBeGreaterThanOrEqual(15);
+    expect(results.filter((r) => r.status === 200).length).toBeLessThanOrEqual(5 * windows);
+    expect(limited.length).toBeGreaterThanOrEqual(Math.min(15, 20 - 5 * windows));
+    expect(limited.length).toBeGreaterThan(0);
     expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(limited[0]!.body.type).toMatch(/rate-limited$/);
     // Another tenant has its own budget.

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { TaskRecord } from '@longrun/core';
-import { TaskStore } from '@longrun/queue';
+import { TaskStore, TransitionBatch } from '@longrun/queue';
 import { uniquePrefix } from './helpers/service.js';
 
 const redis = new Redis(inject('redisUrl'));
@@ -67,5 +67,56 @@ describe('TaskStore event list', () => {
       ['2', 'working'],
       ['3', 'completed'],
     ]);
+  });
+});
+
+describe('TaskStore.transitionMany and TransitionBatch', () => {
+  it('applies several guarded transitions in one call, each with its own outcome', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const [a, b, c] = [record(), record(), record()];
+    await store.create(a);
+    await store.create(b);
+    await store.transition(b.id, { status: 'cancelled', statusMessage: 'cancelled by request' });
+    const outcomes = await store.transitionMany([
+      { id: a.id, update: { status: 'completed', statusMessage: 'completed', result: { x: 1 } } },
+      { id: b.id, update: { status: 'completed', statusMessage: 'completed', result: 2 } },
+      { id: c.id, update: { status: 'completed', statusMessage: 'completed' } }, // never created
+      { id: a.id, update: { progress: 5 }, requiredStatus: 'working' }, // a is terminal by now
+    ]);
+    expect(outcomes).toEqual([
+      { ok: true, previous: 'working', eventId: '2' },
+      { ok: false, reason: 'refused', current: 'cancelled' },
+      { ok: false, reason: 'missing' },
+      { ok: false, reason: 'refused', current: 'completed' },
+    ]);
+    expect((await store.get(a.id))?.result).toEqual({ x: 1 });
+    expect((await store.get(b.id))?.status).toBe('cancelled');
+    expect((await store.get(b.id))?.result).toBeUndefined();
+    expect(await redis.exists(store.keys.task(c.id))).toBe(0);
+    expect((await store.lastEvent(a.id))?.status).toBe('completed');
+  });
+
+  it('sends the transitions asked for in one turn together, a lone one alone', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const calls: number[] = [];
+    const many = store.transitionMany.bind(store);
+    // The real store, counted: how many transitions travel in each call.
+    store.transitionMany = (items) => {
+      calls.push(items.length);
+      return many(items);
+    };
+    const batch = new TransitionBatch(store);
+    const tasks = Array.from({ length: 5 }, record);
+    for (const t of tasks) await store.create(t);
+    const outcomes = await Promise.all(
+      tasks.map((t) => batch.transition(t.id, { status: 'completed', statusMessage: 'completed' })),
+    );
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    expect(calls).toEqual([5]);
+    const lone = record();
+    await store.create(lone);
+    expect((await batch.transition(lone.id, { progress: 1 })).ok).toBe(true);
+    expect(calls).toEqual([5]); // a single transition goes out as the plain script
+    for (const t of tasks) expect((await store.get(t.id))?.status).toBe('completed');
   });
 });

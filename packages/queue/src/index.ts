@@ -8,3 +8,4 @@ export * from './task-worker.js';
 export * from './task-events.js';
 export * from './webhook-target.js';
 export * from './webhooks.js';
+export * from './transition-batch.js';

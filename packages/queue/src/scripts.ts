@@ -64,29 +64,64 @@ return {'ok'}
 `;
 
 /**
+ * The guarded transition of one task, shared by the single and the batched script: applies the
+ * fields unless the task is gone, terminal, or (with `required`) not in that status.
+ * `fields` is a list {field, value, …}. Returns {'ok', previousStatus, eventId},
+ * {'refused', currentStatus} or {'missing'}.
+ */
+const TRANSITION = `${APPEND_EVENT}
+local function transition(task, events, outbox, required, append, channel, id, open_prefix, fields)
+  local status = redis.call('HGET', task, 'status')
+  if not status then return {'missing'} end
+  if status == 'completed' or status == 'cancelled' or status == 'failed' then return {'refused', status} end
+  if required ~= '' and status ~= required then return {'refused', status} end
+  if append ~= '' then
+    local inputs = redis.call('HGET', task, 'inputs') or '[]'
+    if inputs == '[]' then inputs = '[' .. append .. ']' else inputs = string.sub(inputs, 1, -2) .. ',' .. append .. ']' end
+    redis.call('HSET', task, 'inputs', inputs)
+  end
+  local now = status
+  for i = 1, #fields, 2 do
+    if fields[i] == 'status' then now = fields[i + 1] end
+  end
+  if #fields > 0 then redis.call('HSET', task, unpack(fields)) end
+  if now == 'completed' or now == 'cancelled' or now == 'failed' then
+    -- Same hash slot as the task key (one prefix), so this is cluster-safe.
+    redis.call('ZREM', open_prefix .. redis.call('HGET', task, 'tenant') .. ':open', id)
+  end
+  local eid = append_event(task, events, outbox, channel, id, status)
+  return {'ok', status, eid}
+end
+`;
+
+/**
  * KEYS: task, events, outbox.
  * ARGV: requiredStatus ('' = any non-terminal), inputToAppend ('' = none), channel, taskId,
  * openSetPrefix (the tenant's open-tasks set is `<openSetPrefix><tenant>:open`), field, value, …
- * Returns {'ok', previousStatus, eventId}, {'refused', currentStatus} or {'missing'}.
+ * Returns what `transition` returns.
  */
-export const TRANSITION_TASK = `${APPEND_EVENT}
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return {'missing'} end
-if status == 'completed' or status == 'cancelled' or status == 'failed' then return {'refused', status} end
-if ARGV[1] ~= '' and status ~= ARGV[1] then return {'refused', status} end
-if ARGV[2] ~= '' then
-  local inputs = redis.call('HGET', KEYS[1], 'inputs') or '[]'
-  if inputs == '[]' then inputs = '[' .. ARGV[2] .. ']' else inputs = string.sub(inputs, 1, -2) .. ',' .. ARGV[2] .. ']' end
-  redis.call('HSET', KEYS[1], 'inputs', inputs)
+export const TRANSITION_TASK = `${TRANSITION}
+return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], {unpack(ARGV, 6)})
+`;
+
+/**
+ * Several transitions in one call (a worker's completions that arrive together): one round trip
+ * and one script instead of one each. Each is guarded on its own, as in TRANSITION_TASK.
+ * KEYS: outbox, then task and events of each transition.
+ * ARGV: channel, openSetPrefix, then for each: taskId, requiredStatus, fieldCount, field, value, …
+ * Returns one reply per transition, in order.
+ */
+export const TRANSITION_MANY = `${TRANSITION}
+local replies = {}
+local at = 3
+for k = 2, #KEYS, 2 do
+  local id, required, count = ARGV[at], ARGV[at + 1], tonumber(ARGV[at + 2])
+  local fields = {}
+  for i = 1, count do fields[i] = ARGV[at + 2 + i] end
+  at = at + 3 + count
+  replies[#replies + 1] = transition(KEYS[k], KEYS[k + 1], KEYS[1], required, '', ARGV[1], id, ARGV[2], fields)
 end
-if #ARGV > 5 then redis.call('HSET', KEYS[1], unpack(ARGV, 6)) end
-local now = redis.call('HGET', KEYS[1], 'status')
-if now == 'completed' or now == 'cancelled' or now == 'failed' then
-  -- Same hash slot as the task key (one prefix), so this is cluster-safe.
-  redis.call('ZREM', ARGV[5] .. redis.call('HGET', KEYS[1], 'tenant') .. ':open', ARGV[4])
-end
-local eid = append_event(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], status)
-return {'ok', status, eid}
+return replies
 `;
 
 /**

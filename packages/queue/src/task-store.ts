@@ -8,7 +8,14 @@ import type {
   TaskStatus,
 } from '@longrun/core';
 import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
-import { CREATE_TASK, DISCARD_TASK, FORGET_TASK, START_TASK, TRANSITION_TASK } from './scripts.js';
+import {
+  CREATE_TASK,
+  DISCARD_TASK,
+  FORGET_TASK,
+  START_TASK,
+  TRANSITION_MANY,
+  TRANSITION_TASK,
+} from './scripts.js';
 
 /** Fields a transition may set; JSON-valued ones are serialised here, once. */
 export interface TaskUpdate {
@@ -36,6 +43,7 @@ export type CreateOutcome =
 interface TaskRedis extends Redis {
   longrunCreate(...args: (string | number)[]): Promise<string[]>;
   longrunTransition(...args: (string | number)[]): Promise<string[]>;
+  longrunTransitionMany(numberOfKeys: number, ...args: (string | number)[]): Promise<string[][]>;
   longrunForget(...args: (string | number)[]): Promise<string[]>;
   longrunDiscard(...args: (string | number)[]): Promise<number>;
   longrunStart(...args: (string | number)[]): Promise<[string, string[] | string | undefined]>;
@@ -58,6 +66,8 @@ export class TaskStore {
     if (!('longrunCreate' in redis)) {
       redis.defineCommand('longrunCreate', { numberOfKeys: 6, lua: CREATE_TASK });
       redis.defineCommand('longrunTransition', { numberOfKeys: 3, lua: TRANSITION_TASK });
+      // The number of keys varies with the batch: passed first on each call.
+      redis.defineCommand('longrunTransitionMany', { lua: TRANSITION_MANY });
       redis.defineCommand('longrunForget', { numberOfKeys: 4, lua: FORGET_TASK });
       redis.defineCommand('longrunDiscard', { numberOfKeys: 5, lua: DISCARD_TASK });
       redis.defineCommand('longrunStart', { numberOfKeys: 3, lua: START_TASK });
@@ -148,11 +158,26 @@ export class TaskStore {
       this.keys.tenantPrefix,
       ...fields,
     );
-    if (reply[0] === 'ok') {
-      return { ok: true, previous: reply[1] as TaskStatus, eventId: reply[2] ?? '' };
+    return toOutcome(reply);
+  }
+
+  /**
+   * Several guarded transitions (no input to append) in one round trip and one script; each
+   * outcome is the one {@link transition} would have given.
+   */
+  async transitionMany(
+    items: readonly { id: string; update: TaskUpdate; requiredStatus?: TaskStatus }[],
+  ): Promise<TransitionOutcome[]> {
+    const keys: string[] = [this.keys.outbox];
+    const args: string[] = [this.keys.eventsChannel, this.keys.tenantPrefix];
+    const now = Date.now();
+    for (const { id, update, requiredStatus } of items) {
+      const fields = serialise({ ...update, updatedAt: now });
+      keys.push(this.keys.task(id), this.keys.events(id));
+      args.push(id, requiredStatus ?? '', String(fields.length), ...fields);
     }
-    if (reply[0] === 'missing') return { ok: false, reason: 'missing' };
-    return { ok: false, reason: 'refused', current: reply[1] as TaskStatus };
+    const replies = await this.redis.longrunTransitionMany(keys.length, ...keys, ...args);
+    return replies.map(toOutcome);
   }
 
   /**
@@ -254,6 +279,14 @@ export class TaskStore {
   async pruneIndex(tenant: string, members: readonly string[]): Promise<void> {
     if (members.length > 0) await this.redis.zrem(this.keys.index(tenant), ...members);
   }
+}
+
+function toOutcome(reply: string[]): TransitionOutcome {
+  if (reply[0] === 'ok') {
+    return { ok: true, previous: reply[1] as TaskStatus, eventId: reply[2] ?? '' };
+  }
+  if (reply[0] === 'missing') return { ok: false, reason: 'missing' };
+  return { ok: false, reason: 'refused', current: reply[1] as TaskStatus };
 }
 
 function toEvent(entry: string): TaskEvent {

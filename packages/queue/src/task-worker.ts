@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { toTaskStatus, type JobCatalog, type JobContext } from '@longrun/core';
 import { queueNameFor } from './keys.js';
 import { TaskStore } from './task-store.js';
+import { TransitionBatch } from './transition-batch.js';
 
 /** How one run of a job ended, for metrics and logs. */
 export type RunOutcome =
@@ -87,6 +88,8 @@ export class TaskWorker {
   /** One BullMQ worker per queue this process consumes. */
   readonly workers: Worker[];
   private readonly store: TaskStore;
+  /** Completions of jobs that finish in the same turn go to Redis together. */
+  private readonly completions: TransitionBatch;
   private readonly opts: TaskWorkerOptions;
   private readonly runningMarkMs: number;
   /**
@@ -99,6 +102,7 @@ export class TaskWorker {
     this.opts = opts;
     this.runningMarkMs = opts.runningMarkMs ?? 100;
     this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
+    this.completions = new TransitionBatch(this.store);
     // Three declared parameters: BullMQ passes an AbortSignal only to such processors.
     const processor = (job: Job, token?: string, signal?: AbortSignal) =>
       this.process(job, token, signal);
@@ -302,7 +306,7 @@ export class TaskWorker {
       this.opts.onActiveChange?.(-1);
     }
     if (signal.aborted) return { outcome: 'cancelled' };
-    const done = await this.store.transition(task.id, {
+    const done = await this.completions.transition(task.id, {
       status: toTaskStatus('completed', facts),
       statusMessage: 'completed',
       result: result ?? null,
