@@ -54,9 +54,7 @@ export function createApp(deps: AppDeps): Express {
 
   // The task routes first: they carry nearly all the traffic, so no other router is walked.
   const limits =
-    deps.rateLimitRps > 0
-      ? [rateLimit(deps.tasks.redis, deps.tasks.prefix, deps.rateLimitRps)]
-      : [];
+    deps.rateLimitRps > 0 ? [rateLimit(deps.tasks, deps.rateLimitRps, deps.redisTimeoutMs)] : [];
   app.use('/v1/jobs', requireTenant(deps.keys), ...limits, jobsRouter(service, stream));
   app.use(healthRouter(deps.tasks, metrics.registry, deps.redisTimeoutMs));
   if (deps.adminKeys?.length) {

@@ -1,24 +1,27 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { Problem } from '@longrun/core';
+import { guard, type TaskQueue } from '@longrun/queue';
 
 /**
  * Per-tenant request rate limit (mount it only when `perSecond` > 0), counted in Redis so it holds across API replicas. Over the limit:
  * `429` + `Retry-After`. If Redis cannot count, the request goes on (it will meet the same Redis
- * and answer 503 itself): the limiter never turns an outage into a stream of 429s.
- * @example app.use(rateLimit(redis, 'longrun', 100))
+ * and answer 503 itself): the limiter never turns an outage into a stream of 429s. A connection
+ * still being made (just after start) is waited for, up to `deadlineMs`, as the task routes do:
+ * otherwise the first requests after a start would all go through uncounted.
+ * @example app.use(rateLimit(tasks, 100, 2000))
  */
-export function rateLimit(redis: Redis, prefix: string, perSecond: number) {
+export function rateLimit(tasks: TaskQueue, perSecond: number, deadlineMs: number) {
   const limiter = new RateLimiterRedis({
-    storeClient: redis,
-    keyPrefix: `${prefix}:ratelimit`,
+    storeClient: tasks.redis,
+    keyPrefix: `${tasks.prefix}:ratelimit`,
     points: perSecond,
     duration: 1,
     rejectIfRedisNotReady: true,
   });
   return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
+      await guard(() => tasks.whenReady(), deadlineMs);
       await limiter.consume(res.locals.tenant as string);
     } catch (outcome) {
       if (outcome instanceof RateLimiterRes) {
