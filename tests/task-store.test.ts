@@ -120,3 +120,23 @@ describe('TaskStore.transitionMany and TransitionBatch', () => {
     for (const t of tasks) expect((await store.get(t.id))?.status).toBe('completed');
   });
 });
+
+describe('TransitionBatch when the batched call fails', () => {
+  it('sends each transition again on its own, so one bad task fails alone', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const batch = new TransitionBatch(store);
+    const [a, b] = [record(), record()];
+    await store.create(a);
+    await store.create(b);
+    const broken = randomUUID();
+    await redis.set(store.keys.task(broken), 'not a hash', 'EX', 60); // WRONGTYPE for the script
+    const settled = await Promise.allSettled(
+      [a.id, broken, b.id].map((id) =>
+        batch.transition(id, { status: 'completed', statusMessage: 'completed' }),
+      ),
+    );
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((await store.get(a.id))?.status).toBe('completed');
+    expect((await store.get(b.id))?.status).toBe('completed');
+  });
+});

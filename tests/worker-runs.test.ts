@@ -111,6 +111,32 @@ describe('starting a run', () => {
     expect(await messages(redis, a.prefix, id)).toEqual(['queued']);
   });
 
+  it('a first run whose task was cancelled without a broadcast is aborted by its running mark', async () => {
+    // As if the API that cancelled crashed before removing the job and broadcasting: the record
+    // says cancelled, the job still waits, and the first run reads nothing before starting.
+    const { a, w } = await setup({ LONGRUN_RUNNING_MARK_MS: '100' });
+    const queue = a.tasks.queueFor('sleep');
+    await queue.pause();
+    const id = await submit(a, 'sleep', { ms: 60_000 });
+    const cancelled = await a.tasks.store.transition(id, {
+      status: 'cancelled',
+      statusMessage: 'cancelled by request',
+    });
+    expect(cancelled.ok).toBe(true);
+    await queue.resume();
+    // The 60 s handler ends within the wait below only if the refused mark aborted it.
+    await waitFor(
+      async () =>
+        w.lines.some(
+          (l) => l.includes(id) && l.includes('"outcome":"cancelled"') && l.includes('run ended'),
+        ),
+      { what: 'the run to end as cancelled', timeoutMs: 10_000 },
+    );
+    const handle = await a.http('GET', `/v1/jobs/${id}`);
+    expect(handle.body.status).toBe('cancelled');
+    expect(await messages(redis, a.prefix, id)).toEqual(['queued', 'cancelled by request']);
+  });
+
   it('a re-enqueued task with answers is read from its record (input is not in the job)', async () => {
     const { a } = await setup();
     const id = await submit(a, 'approval', { question: 'ship it?' });

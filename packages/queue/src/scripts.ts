@@ -19,7 +19,8 @@ local function append_event(task, events, outbox, channel, id, previous)
   if snap[3] and snap[3] ~= '' then entry.p = snap[3] end
   redis.call('RPUSH', events, cjson.encode(entry))
   if seq == 1 then
-    -- The list is new: it expires with the task (later pushes keep that expiry).
+    -- The list is new: it expires with the task (later pushes keep that expiry; keys are
+    -- never evicted alone, since Redis runs with noeviction, as BullMQ requires).
     local pttl = redis.call('PTTL', task)
     if pttl > 0 then redis.call('PEXPIRE', events, pttl) end
   elseif seq > 1000 then

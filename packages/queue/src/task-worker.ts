@@ -1,9 +1,9 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { toTaskStatus, type JobCatalog, type JobContext } from '@longrun/core';
+import { isTerminal, toTaskStatus, type JobCatalog, type JobContext } from '@longrun/core';
 import { queueNameFor } from './keys.js';
-import { TaskStore } from './task-store.js';
+import { TaskStore, type TransitionOutcome } from './task-store.js';
 import { TransitionBatch } from './transition-batch.js';
 
 /** How one run of a job ended, for metrics and logs. */
@@ -61,6 +61,8 @@ interface RunTask {
   input: Record<string, unknown>;
   /** Answers to earlier `requestInput` calls, in order. */
   inputs: unknown[];
+  /** Whether `inputs` came from the record (a first run starts without reading it). */
+  inputsRead: boolean;
   expiresAt: number;
 }
 
@@ -181,6 +183,7 @@ export class TaskWorker {
               type: job.name,
               input: data.input!,
               inputs: [],
+              inputsRead: false,
               expiresAt: data.expiresAt!,
             }
           : null;
@@ -191,6 +194,7 @@ export class TaskWorker {
         type: record.type,
         input: record.input,
         inputs: record.inputs,
+        inputsRead: true,
         expiresAt: record.createdAt + record.ttlMs,
       };
     }
@@ -207,13 +211,12 @@ export class TaskWorker {
       requestId: data.requestId,
     };
     this.opts.logger.debug?.(log, 'task started');
-    const { outcome, thrown } = await this.run(
-      job,
-      task,
-      fast,
-      token,
-      signal ?? new AbortController().signal,
-    );
+    // The handler's signal: BullMQ's (a cancel broadcast) or ours, when a write during the run
+    // finds the task gone or finished (the first run reads nothing, so that is how it learns).
+    const run = new AbortController();
+    if (signal?.aborted) run.abort(signal.reason);
+    else signal?.addEventListener('abort', () => run.abort(signal.reason), { once: true });
+    const { outcome, thrown } = await this.run(job, task, fast, token, run);
     // One line per run at `info` would cost more CPU than the run: successes log at `debug`.
     const line = { ...log, outcome, ms: Date.now() - started };
     if (outcome === 'completed' || outcome === 'skipped') {
@@ -247,8 +250,9 @@ export class TaskWorker {
     task: RunTask,
     markLater: boolean,
     token: string | undefined,
-    signal: AbortSignal,
+    run: AbortController,
   ): Promise<{ outcome: RunOutcome; thrown?: Error }> {
+    const signal = run.signal;
     const definition = this.opts.catalog.get(task.type);
     const facts = { cancelRequested: false, awaitingInput: false };
     if (!definition) {
@@ -263,6 +267,7 @@ export class TaskWorker {
       await this.fail(task.id, `Invalid input: ${parsed.error.message}`);
       return { outcome: 'failed', thrown: new UnrecoverableError('invalid input') };
     }
+    if (signal.aborted) return { outcome: 'cancelled' }; // cancelled before the handler started
     // The deferred `running` mark; the handler's own progress or input request replaces it.
     // `stopMark` says whether it was still to come.
     let mark: NodeJS.Timeout | undefined;
@@ -272,21 +277,31 @@ export class TaskWorker {
       mark = undefined;
       return pending;
     };
+    // A write refused because the task is gone or terminal means nobody wants this run any more.
+    const stopIfGone = (outcome: TransitionOutcome) => {
+      if (outcome.ok) return;
+      if (outcome.reason === 'missing' || isTerminal(outcome.current)) {
+        run.abort(new Error(`task ${outcome.reason === 'missing' ? 'is gone' : outcome.current}`));
+      }
+    };
     if (markLater) {
       mark = setTimeout(() => {
         mark = undefined;
         this.store
           .transition(task.id, RUNNING, { requiredStatus: 'working' })
-          .catch((err: unknown) =>
+          .then(stopIfGone, (err: unknown) =>
             this.opts.logger.warn({ err, taskId: task.id }, 'could not mark task running'),
           );
       }, this.runningMarkMs);
     }
-    const ctx = this.context(job, task, token, signal, stopMark);
+    const ctx = this.context(job, task, token, signal, stopMark, stopIfGone);
     let result: unknown;
     try {
       this.opts.onActiveChange?.(1);
-      result = await Promise.resolve(definition.handler(parsed.data, ctx)).finally(stopMark);
+      // Through a promise, so that a handler that throws at once still clears the mark first.
+      result = await Promise.resolve()
+        .then(() => definition.handler(parsed.data, ctx))
+        .finally(stopMark);
     } catch (error) {
       if (error instanceof InputParked)
         return { outcome: 'input_required', thrown: new DelayedError() };
@@ -321,6 +336,7 @@ export class TaskWorker {
     token: string | undefined,
     signal: AbortSignal,
     stopMark: () => boolean,
+    stopIfGone: (outcome: TransitionOutcome) => void,
   ): JobContext {
     let asked = 0;
     return {
@@ -331,14 +347,27 @@ export class TaskWorker {
         // Progress before the running mark says `running` itself, unless it has a message.
         const markPending = stopMark();
         const statusMessage = message ?? (markPending ? RUNNING.statusMessage : undefined);
-        await this.store.transition(task.id, {
-          progress: value,
-          ...(statusMessage === undefined ? {} : { statusMessage }),
-        });
+        stopIfGone(
+          await this.store.transition(task.id, {
+            progress: value,
+            ...(statusMessage === undefined ? {} : { statusMessage }),
+          }),
+        );
       },
       requestInput: async ({ message, schema }) => {
         stopMark();
         const index = asked++;
+        if (!task.inputsRead) {
+          // A first run took its task from the job: read the answers before asking (a job may
+          // have been re-added for a task that has some).
+          const record = await this.store.get(task.id);
+          if (!record) {
+            stopIfGone({ ok: false, reason: 'missing' });
+            throw new Error('task is gone'); // aborted: the run ends as cancelled
+          }
+          task.inputs = record.inputs;
+          task.inputsRead = true;
+        }
         if (index < task.inputs.length) return schema.parse(task.inputs[index]);
         // Park first, then say so: once the record reads input_required the job is promotable.
         await job.moveToDelayed(task.expiresAt + 1000, token);

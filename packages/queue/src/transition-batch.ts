@@ -53,7 +53,18 @@ export class TransitionBatch {
           : this.store.transitionMany(batch);
       sent.then(
         (outcomes) => batch.forEach((p, i) => p.resolve(outcomes[i]!)),
-        (error: unknown) => batch.forEach((p) => p.reject(error)),
+        (error: unknown) => {
+          if (batch.length === 1) {
+            batch[0]!.reject(error);
+            return;
+          }
+          // One bad moment must not fail every job of the batch: each goes again on its own.
+          for (const p of batch) {
+            this.store
+              .transition(p.id, p.update, { requiredStatus: p.requiredStatus })
+              .then(p.resolve, p.reject);
+          }
+        },
       );
     }
   };

@@ -6,8 +6,8 @@ import { guard, type TaskQueue } from '@longrun/queue';
 /**
  * Per-tenant request rate limit (mount it only when `perSecond` > 0), counted in Redis so it holds across API replicas. Over the limit:
  * `429` + `Retry-After`. If Redis cannot count, the request goes on (it will meet the same Redis
- * and answer 503 itself): the limiter never turns an outage into a stream of 429s. A connection
- * still being made (just after start) is waited for, up to `deadlineMs`, as the task routes do:
+ * and answer 503 itself): the limiter never turns an outage into a stream of 429s. The first
+ * connection (just after start) is waited for, up to `deadlineMs`, as the task routes do:
  * otherwise the first requests after a start would all go through uncounted.
  * @example app.use(rateLimit(tasks, 100, 2000))
  */
@@ -19,9 +19,13 @@ export function rateLimit(tasks: TaskQueue, perSecond: number, deadlineMs: numbe
     duration: 1,
     rejectIfRedisNotReady: true,
   });
+  let connectedOnce = tasks.redis.status === 'ready';
+  if (!connectedOnce) tasks.redis.once('ready', () => (connectedOnce = true));
   return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
-      await guard(() => tasks.whenReady(), deadlineMs);
+      // Only a first connection is waited for; during an outage the request goes on at once
+      // (and its own Redis call answers 503), so a 503 does not take two deadlines.
+      if (!connectedOnce) await guard(() => tasks.whenReady(), deadlineMs);
       await limiter.consume(res.locals.tenant as string);
     } catch (outcome) {
       if (outcome instanceof RateLimiterRes) {

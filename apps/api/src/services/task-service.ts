@@ -145,8 +145,16 @@ export class TaskService {
     try {
       await this.redis(() => this.opts.tasks.enqueue(record, definition, enqueue));
     } catch (error) {
-      // Not enqueued: take the record back so no handle points at work that will never run.
-      await this.redis(() => this.store.discard(record, idempotency)).catch(() => undefined);
+      // Not enqueued: take the record back so no handle points at work that will never run. An
+      // add that timed out may still land (commands on a connection run in order): remove the
+      // job after it, and tell a worker that took it in between to stop.
+      await this.redis(() =>
+        Promise.all([
+          this.store.discard(record, idempotency),
+          this.opts.tasks.removeJob(record.id, definition.name),
+          this.opts.tasks.broadcastCancel(record.id),
+        ]),
+      ).catch(() => undefined);
       throw error;
     }
     return { handle: this.handle(record), created: true };
