@@ -211,11 +211,17 @@ export class TaskWorker {
       requestId: data.requestId,
     };
     this.opts.logger.debug?.(log, 'task started');
-    // The handler's signal: BullMQ's (a cancel broadcast) or ours, when a write during the run
-    // finds the task gone or finished (the first run reads nothing, so that is how it learns).
-    const run = new AbortController();
-    if (signal?.aborted) run.abort(signal.reason);
-    else signal?.addEventListener('abort', () => run.abort(signal.reason), { once: true });
+    // The handler's signal is BullMQ's: a cancel broadcast aborts it through `cancelJob`, and so
+    // does a write during the run that finds the task gone or finished (the first run reads
+    // nothing, so that is how it learns).
+    const own = signal ? undefined : new AbortController();
+    const run = {
+      signal: signal ?? own!.signal,
+      abort: (reason: Error) => {
+        if (own) own.abort(reason);
+        else this.workers.some((w) => w.cancelJob(taskId, reason.message));
+      },
+    };
     const { outcome, thrown } = await this.run(job, task, fast, token, run);
     // One line per run at `info` would cost more CPU than the run: successes log at `debug`.
     const line = { ...log, outcome, ms: Date.now() - started };
@@ -250,7 +256,7 @@ export class TaskWorker {
     task: RunTask,
     markLater: boolean,
     token: string | undefined,
-    run: AbortController,
+    run: { signal: AbortSignal; abort(reason: Error): void },
   ): Promise<{ outcome: RunOutcome; thrown?: Error }> {
     const signal = run.signal;
     const definition = this.opts.catalog.get(task.type);
