@@ -213,8 +213,18 @@ describe('Redis restart with AOF', () => {
         ).toEqual([]);
       }
       expect(books.lost).toBe(0);
-      expect(books.unfinished, `unfinished: ${books.unfinishedIds.slice(0, 5).join(', ')}`).toBe(0);
-      expect(books.completed).toBe(books.accepted);
+      const unfinished = `unfinished: ${books.unfinishedIds.slice(0, 5).join(', ')}`;
+      if (fsync === 'always' || signal === 'SIGTERM' || lost.length === 0) {
+        expect(books.unfinished, unfinished).toBe(0);
+        expect(books.completed).toBe(books.accepted);
+      } else {
+        // everysec + a crash that lost the AOF's tail: the cut can fall between a task's record
+        // and its job (two writes), leaving a record whose job is gone; it stays `working` until
+        // its ttl (docs/RELIABILITY.md). Only tasks acknowledged before the restart can be such.
+        const beforeRestart = new Set(acked.filter((a) => a.phase !== 'after').map((a) => a.id));
+        for (const id of books.unfinishedIds) expect(beforeRestart.has(id), unfinished).toBe(true);
+        expect(books.completed).toBe(books.accepted - books.unfinished);
+      }
       expect(books.terminalTwice).toBe(0);
       expect(books.unacknowledged, 'task records no 202 acknowledged').toBe(0);
     },
