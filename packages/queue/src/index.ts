@@ -9,3 +9,4 @@ export * from './task-events.js';
 export * from './webhook-target.js';
 export * from './webhooks.js';
 export * from './transition-batch.js';
+export * from './write-coalescing.js';

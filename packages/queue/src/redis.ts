@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
+import { coalesceWrites } from './write-coalescing.js';
 
 /**
  * What a connection is for. Producers (the API) fail fast when Redis is away; workers and
@@ -53,7 +54,9 @@ export function createRedis(url: string, role: RedisRole, opts: RedisConnectOpti
     // Typed as Redis for the callers: the command surface longrun uses is the same on both.
     return cluster as unknown as Redis;
   }
-  return new Redis(url, { ...base, ...perRole });
+  const redis = new Redis(url, { ...base, ...perRole });
+  // A producer serves many requests at once: their commands share one write per turn.
+  return role === 'producer' ? coalesceWrites(redis) : redis;
 }
 
 function withScheme(node: string): string {

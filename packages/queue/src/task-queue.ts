@@ -1,6 +1,7 @@
 import { Job, Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { JobCatalog, JobTypeDefinition, TaskRecord } from '@longrun/core';
+import { classifyRedisError, guard } from './errors.js';
 import { QUEUE_NAME, queueNameFor, WEBHOOK_QUEUE_NAME } from './keys.js';
 import { TaskStore } from './task-store.js';
 import type { TaskJobData } from './task-worker.js';
@@ -194,6 +195,25 @@ export class TaskQueue {
       }),
     );
     return this.readyWait;
+  }
+
+  /**
+   * Runs a request's Redis work within `deadlineMs`, Redis failures turned into store errors. On a
+   * ready connection whose own per-command timeout is no longer than the deadline, that timeout
+   * is the deadline and no timer is armed per call (one showed in the poll profile); otherwise
+   * the wait for the connection counts against `deadlineMs` (see `guard`).
+   */
+  run<T>(operation: () => Promise<T>, deadlineMs: number): Promise<T> {
+    const own = this.connection.options.commandTimeout;
+    if (this.connection.status === 'ready' && own !== undefined && own <= deadlineMs) {
+      return operation().catch((error: unknown) => {
+        throw classifyRedisError(error);
+      });
+    }
+    return guard(async () => {
+      await this.whenReady();
+      return operation();
+    }, deadlineMs);
   }
 
   async ping(): Promise<void> {

@@ -17,7 +17,7 @@ import {
   type TaskRecord,
   type TaskResult,
 } from '@longrun/core';
-import { guard, stableJson, type TaskQueue, type WebhookTargetPolicy } from '@longrun/queue';
+import { stableJson, type TaskQueue, type WebhookTargetPolicy } from '@longrun/queue';
 import { InputValidator } from './input-validator.js';
 
 export interface TaskServiceOptions {
@@ -343,10 +343,7 @@ export class TaskService {
   }
 
   private redis<T>(operation: () => Promise<T>): Promise<T> {
-    return guard(async () => {
-      await this.opts.tasks.whenReady();
-      return operation();
-    }, this.opts.redisTimeoutMs);
+    return this.opts.tasks.run(operation, this.opts.redisTimeoutMs);
   }
 }
 
