@@ -6,17 +6,18 @@
  */
 
 /**
- * Appends the record's current state to its event list; shared by create and transition. Events
- * are numbered by the record's `seq` field (1, 2, …: the SSE event ids) and kept in a plain list
+ * Appends an event to a task's event list; shared by create, start and transition. Events are
+ * numbered by the record's `seq` field (1, 2, …: the SSE event ids) and kept in a plain list
  * capped at 1 000 entries. A list, not a stream: Redis 7 gives every stream node a 4 KiB listpack
  * up front, which would multiply the memory of a small task.
+ *
+ * `push_event` is given the state the record now has (its callers know it: they just wrote it),
+ * so the record is not read back; `append_event` reads it, for callers that do not.
  */
 const APPEND_EVENT = `
-local function append_event(task, events, outbox, channel, id, previous)
-  local snap = redis.call('HMGET', task, 'status', 'msg', 'progress', 'updated', 'callback')
-  local seq = redis.call('HINCRBY', task, 'seq', 1)
-  local entry = {s = seq, st = snap[1], m = snap[2] or '', u = tonumber(snap[4]) or 0}
-  if snap[3] and snap[3] ~= '' then entry.p = snap[3] end
+local function push_event(task, events, outbox, channel, id, previous, seq, st, msg, progress, updated, callback)
+  local entry = {s = seq, st = st, m = msg or '', u = tonumber(updated) or 0}
+  if progress and progress ~= '' then entry.p = progress end
   redis.call('RPUSH', events, cjson.encode(entry))
   if seq == 1 then
     -- The list is new: it expires with the task (later pushes keep that expiry; keys are
@@ -26,12 +27,18 @@ local function append_event(task, events, outbox, channel, id, previous)
   elseif seq > 1000 then
     redis.call('LTRIM', events, -1000, -1)
   end
-  if previous ~= false and snap[1] ~= previous and snap[5] and snap[5] ~= '' then
+  if previous ~= false and st ~= previous and callback and callback ~= '' then
     redis.call('XADD', outbox, '*', 'task', id, 'event', tostring(seq))
   end
   -- Nobody can be waiting on a task that is only now created.
   if previous ~= false then redis.call('PUBLISH', channel .. id, tostring(seq)) end
   return tostring(seq)
+end
+
+local function append_event(task, events, outbox, channel, id, previous)
+  local snap = redis.call('HMGET', task, 'status', 'msg', 'progress', 'updated', 'callback')
+  local seq = redis.call('HINCRBY', task, 'seq', 1)
+  return push_event(task, events, outbox, channel, id, previous, seq, snap[1], snap[2], snap[3], snap[4], snap[5])
 end
 `;
 
@@ -55,12 +62,14 @@ end
 if ARGV[4] ~= '' then redis.call('SET', KEYS[3], ARGV[4], 'PXAT', ARGV[1]) end
 redis.call('HSET', KEYS[1], unpack(ARGV, 10))
 redis.call('PEXPIREAT', KEYS[1], ARGV[1])
+local written = {}
+for i = 10, #ARGV, 2 do written[ARGV[i]] = ARGV[i + 1] end
 redis.call('ZADD', KEYS[2], 0, ARGV[2])
 redis.call('ZREMRANGEBYLEX', KEYS[2], ARGV[3], '+')
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 redis.call('ZADD', KEYS[6], ARGV[1], ARGV[7])
 redis.call('PEXPIRE', KEYS[6], ARGV[5])
-append_event(KEYS[1], KEYS[4], KEYS[5], ARGV[6], ARGV[7], false)
+push_event(KEYS[1], KEYS[4], KEYS[5], ARGV[6], ARGV[7], false, 1, written.status, written.msg, written.progress, written.updated, written.callback)
 return {'ok'}
 `;
 
@@ -72,7 +81,10 @@ return {'ok'}
  */
 const TRANSITION = `${APPEND_EVENT}
 local function transition(task, events, outbox, required, append, channel, id, open_prefix, fields)
-  local status = redis.call('HGET', task, 'status')
+  -- One read of everything the guard, the open-task set and the event need; the event is then
+  -- built from these values overlaid with the fields written, not read back.
+  local cur = redis.call('HMGET', task, 'status', 'tenant', 'msg', 'progress', 'updated', 'callback', 'seq')
+  local status = cur[1]
   if not status then return {'missing'} end
   if status == 'completed' or status == 'cancelled' or status == 'failed' then return {'refused', status} end
   if required ~= '' and status ~= required then return {'refused', status} end
@@ -81,16 +93,23 @@ local function transition(task, events, outbox, required, append, channel, id, o
     if inputs == '[]' then inputs = '[' .. append .. ']' else inputs = string.sub(inputs, 1, -2) .. ',' .. append .. ']' end
     redis.call('HSET', task, 'inputs', inputs)
   end
-  local now = status
+  local now, msg, progress, updated = status, cur[3], cur[4], cur[5]
   for i = 1, #fields, 2 do
-    if fields[i] == 'status' then now = fields[i + 1] end
+    local f, v = fields[i], fields[i + 1]
+    if f == 'status' then now = v
+    elseif f == 'msg' then msg = v
+    elseif f == 'progress' then progress = v
+    elseif f == 'updated' then updated = v end
   end
-  if #fields > 0 then redis.call('HSET', task, unpack(fields)) end
+  local seq = (tonumber(cur[7]) or 0) + 1
+  fields[#fields + 1] = 'seq'
+  fields[#fields + 1] = tostring(seq)
+  redis.call('HSET', task, unpack(fields))
   if now == 'completed' or now == 'cancelled' or now == 'failed' then
     -- Same hash slot as the task key (one prefix), so this is cluster-safe.
-    redis.call('ZREM', open_prefix .. redis.call('HGET', task, 'tenant') .. ':open', id)
+    redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
   end
-  local eid = append_event(task, events, outbox, channel, id, status)
+  local eid = push_event(task, events, outbox, channel, id, status, seq, now, msg, progress, updated, cur[6])
   return {'ok', status, eid}
 end
 `;

@@ -97,7 +97,7 @@ export class TaskStore {
     const expiresAt = record.createdAt + record.ttlMs;
     const member = indexMember(record.createdAt, record.id);
     const fields = serialise(record);
-    fields.push('ix', member, 'idem', idempotency?.key ?? '');
+    fields.push('ix', member, 'idem', idempotency?.key ?? '', 'seq', '1');
     return [
       this.keys.task(record.id),
       this.keys.index(record.tenant),
