@@ -7,8 +7,14 @@ export class WorkerMetrics {
   readonly registry = new Registry();
   private readonly processed: Counter<'type' | 'outcome'>;
   private readonly duration: Histogram<'type'>;
-  private readonly active: Gauge;
   private readonly deliveries: Counter<'outcome'>;
+  /** Handlers running now; read by the gauge at scrape time, not written to it per job. */
+  private activeNow = 0;
+  /** Labelled children by type and outcome: prom-client hashes the labels on every call otherwise. */
+  private readonly runChildren = new Map<
+    string,
+    { processed: { inc(): void }; duration: { observe(v: number): void } }
+  >();
 
   constructor(concurrency: number) {
     collectDefaultMetrics({ register: this.registry });
@@ -25,10 +31,14 @@ export class WorkerMetrics {
       buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600],
       registers: [this.registry],
     });
-    this.active = new Gauge({
+    const activeNow = (): number => this.activeNow;
+    new Gauge({
       name: 'longrun_worker_active_jobs',
       help: 'Handlers running in this worker process now',
       registers: [this.registry],
+      collect() {
+        this.set(activeNow());
+      },
     });
     this.deliveries = new Counter({
       name: 'longrun_webhook_deliveries_total',
@@ -44,8 +54,17 @@ export class WorkerMetrics {
   }
 
   onRun = (type: string, outcome: RunOutcome, durationMs: number): void => {
-    this.processed.inc({ type, outcome });
-    this.duration.observe({ type }, durationMs / 1000);
+    const key = `${type}\u0000${outcome}`;
+    let child = this.runChildren.get(key);
+    if (!child) {
+      child = {
+        processed: this.processed.labels({ type, outcome }),
+        duration: this.duration.labels({ type }),
+      };
+      this.runChildren.set(key, child);
+    }
+    child.processed.inc();
+    child.duration.observe(durationMs / 1000);
   };
 
   onDelivery = (outcome: DeliveryOutcome): void => {
@@ -53,7 +72,7 @@ export class WorkerMetrics {
   };
 
   onActiveChange = (delta: 1 | -1): void => {
-    this.active.inc(delta);
+    this.activeNow += delta;
   };
 
   /** Serves `/metrics` and `/healthz`; resolves with the bound port. */

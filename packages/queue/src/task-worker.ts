@@ -11,6 +11,8 @@ export type RunOutcome =
   'completed' | 'failed' | 'retrying' | 'cancelled' | 'input_required' | 'skipped';
 
 export interface TaskWorkerLogger {
+  /** pino's: lets a run skip building log lines nobody will see. */
+  isLevelEnabled?(level: string): boolean;
   debug?(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
@@ -204,13 +206,15 @@ export class TaskWorker {
       this.skipped(job, started, 'nothing to do');
       return;
     }
-    const log = {
+    const logger = this.opts.logger;
+    const debug = logger.isLevelEnabled?.('debug') ?? true;
+    const log = () => ({
       taskId,
       type: task.type,
       attempt: job.attemptsMade + 1,
       requestId: data.requestId,
-    };
-    this.opts.logger.debug?.(log, 'task started');
+    });
+    if (debug) logger.debug?.(log(), 'task started');
     // The handler's signal is BullMQ's: a cancel broadcast aborts it through `cancelJob`, and so
     // does a write during the run that finds the task gone or finished (the first run reads
     // nothing, so that is how it learns).
@@ -224,11 +228,11 @@ export class TaskWorker {
     };
     const { outcome, thrown } = await this.run(job, task, fast, token, run);
     // One line per run at `info` would cost more CPU than the run: successes log at `debug`.
-    const line = { ...log, outcome, ms: Date.now() - started };
-    if (outcome === 'completed' || outcome === 'skipped') {
-      this.opts.logger.debug?.(line, 'task run ended');
-    } else {
-      this.opts.logger.info(line, 'task run ended');
+    const quiet = outcome === 'completed' || outcome === 'skipped';
+    if (!quiet || debug) {
+      const line = { ...log(), outcome, ms: Date.now() - started };
+      if (quiet) logger.debug?.(line, 'task run ended');
+      else logger.info(line, 'task run ended');
     }
     this.report(task.type, outcome, started);
     // BullMQ learns of failures, retries and parking by the processor throwing.
