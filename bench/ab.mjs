@@ -1,10 +1,14 @@
 // A/B of two API variants on the same machine, Redis and load, alternating round by round:
 // submit and poll throughput and latency at 50 connections. A variant is the built API plus
 // optional `node --import` preloads (see bench/experiments/), so an idea can be priced before the
-// source changes. Uses a private redis-server (or --redis-url) and fresh prefixes, removed after.
+// source changes, or the built API of another checkout (--a-root / --b-root: e.g. a
+// `git worktree` of an older commit with its own `npm ci` and build), to price a change already
+// made. Uses a private redis-server (or --redis-url) and fresh prefixes, removed after.
 //
 //   node bench/ab.mjs --b-import=bench/experiments/autopipeline.mjs [--a-import=…] [--rounds=3]
 //                     [--duration=5]
+//   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build)
+//   node bench/ab.mjs --a-root=/tmp/before --rounds=5
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -20,6 +24,8 @@ const { values: args } = parseArgs({
   options: {
     'a-import': { type: 'string', multiple: true, default: [] },
     'b-import': { type: 'string', multiple: true, default: [] },
+    'a-root': { type: 'string' },
+    'b-root': { type: 'string' },
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
     'redis-url': { type: 'string' },
@@ -46,8 +52,8 @@ async function main() {
   onCleanup(() => redis.quit());
   const id = `bench-ab-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   const variants = [
-    { name: 'A', preload: args['a-import'], prefix: `${id}-a` },
-    { name: 'B', preload: args['b-import'], prefix: `${id}-b` },
+    { name: 'A', preload: args['a-import'], root: args['a-root'], prefix: `${id}-a` },
+    { name: 'B', preload: args['b-import'], root: args['b-root'], prefix: `${id}-b` },
   ];
   onCleanup(async () => {
     for (const v of variants) await removePrefix(redis, v.prefix);
@@ -60,10 +66,12 @@ async function main() {
       prefix: v.prefix,
       apiKeys: `bench:${apiKey}`,
       nodeArgs: imports(v.preload),
+      checkout: v.root && resolve(v.root),
     });
     v.submit = [];
     v.poll = [];
-    console.log(`${v.name}: ${v.preload.length ? v.preload.join(', ') : 'the built API as is'}`);
+    const what = v.preload.length ? v.preload.join(', ') : 'as is';
+    console.log(`${v.name}: the built API of ${v.root ?? 'this checkout'}, ${what}`);
   }
   const post = (v, extra) => ({
     url: `${v.api.base}/v1/jobs`,

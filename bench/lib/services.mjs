@@ -1,5 +1,6 @@
 // The processes under test (built API and worker, bare app, raw worker) and the load generators,
 // each a separate process started through children.mjs.
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, run, start, waitFor } from './children.mjs';
 
@@ -37,9 +38,13 @@ function alive(child) {
  * Starts `node apps/api/dist/main.js` on a free loopback port with the benchmark settings
  * (LOG_LEVEL=warn, no rate limit, no open-task cap); ready once /readyz answers 200.
  */
-export async function startApi(name, { redisUrl, prefix, apiKeys, nodeArgs = [], env = {} }) {
+export async function startApi(
+  name,
+  { redisUrl, prefix, apiKeys, nodeArgs = [], env = {}, checkout },
+) {
   const port = await freePort();
-  const child = await start(name, node, [...nodeArgs, path('apps/api/dist/main.js')], {
+  const main = checkout ? join(checkout, 'apps/api/dist/main.js') : path('apps/api/dist/main.js');
+  const child = await start(name, node, [...nodeArgs, main], {
     env: {
       ...longrunEnv(redisUrl, prefix),
       PORT: String(port),
