@@ -49,13 +49,13 @@ export function createApp(deps: AppDeps): Express {
   const service = new TaskService(deps);
   const stream = new TaskStream(deps);
 
-  app.use(metrics.middleware);
-  app.use(requestLog(deps.logger));
+  app.use(requestLog(deps.logger, (req, res, seconds) => metrics.observe(req, res, seconds)));
 
   // The task routes first: they carry nearly all the traffic, so no other router is walked.
   const limits =
     deps.rateLimitRps > 0 ? [rateLimit(deps.tasks, deps.rateLimitRps, deps.redisTimeoutMs)] : [];
-  app.use('/v1/jobs', requireTenant(deps.keys), ...limits, jobsRouter(service, stream));
+  // Authentication and limits run inside the router: one mount to match, not one per middleware.
+  app.use('/v1/jobs', jobsRouter(service, stream, [requireTenant(deps.keys), ...limits]));
   app.use(healthRouter(deps.tasks, metrics.registry, deps.redisTimeoutMs));
   if (deps.adminKeys?.length) {
     const queues = [...deps.tasks.queues.values(), deps.tasks.webhookQueue];

@@ -2,12 +2,18 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { Problem } from '@longrun/core';
 
+/** Most accepted keys remembered (there are as many as configured keys, unless they change). */
+const ACCEPTED_MAX = 1024;
+
 /**
- * Bearer keys mapped to tenants. Every presented key is hashed and compared against every known
- * key in constant time, so neither the match nor its position leaks through timing.
+ * Bearer keys mapped to tenants. A presented key is hashed and compared against every known key
+ * in constant time, so neither the match nor its position leaks through timing. A key once
+ * accepted is remembered, so its next requests skip the hash: the answer (200 or 401) already
+ * tells its holder that it is valid, and a miss takes the constant-time path as before.
  */
 export class ApiKeys {
   private readonly entries: { digest: Buffer; tenant: string }[];
+  private readonly accepted = new Map<string, string>();
 
   /** @example new ApiKeys(new Map([['s3cret-key-of-16+', 'acme']])) */
   constructor(keys: ReadonlyMap<string, string>) {
@@ -16,10 +22,16 @@ export class ApiKeys {
 
   /** The tenant owning `key`, or `null`. */
   tenantFor(key: string): string | null {
+    const known = this.accepted.get(key);
+    if (known !== undefined) return known;
     const presented = digest(key);
     let found: string | null = null;
     for (const entry of this.entries) {
       if (timingSafeEqual(entry.digest, presented)) found = entry.tenant;
+    }
+    if (found !== null) {
+      if (this.accepted.size >= ACCEPTED_MAX) this.accepted.clear();
+      this.accepted.set(key, found);
     }
     return found;
   }

@@ -33,7 +33,7 @@ export function jsonBody({ optional = false } = {}) {
         code: 'entity-too-large',
       });
     }
-    if (!req.is('application/json')) {
+    if (!isJson(req, hasBody)) {
       throw new Problem({
         status: 415,
         title: 'Unsupported Media Type',
@@ -56,6 +56,21 @@ export function jsonBody({ optional = false } = {}) {
       next();
     });
   };
+}
+
+/** `req.is('application/json')` by Content-Type value: clients send the same few values. */
+const jsonTypes = new Map<string, boolean>();
+
+function isJson(req: Request, hasBody: boolean): boolean {
+  const type = req.headers['content-type'];
+  // Without a body `req.is` answers null whatever the type: ask it, and remember nothing.
+  if (!hasBody || type === undefined) return Boolean(req.is('application/json'));
+  let json = jsonTypes.get(type);
+  if (json === undefined) {
+    json = Boolean(req.is('application/json'));
+    if (jsonTypes.size < 256) jsonTypes.set(type, json);
+  }
+  return json;
 }
 
 /** Whether `value` nests objects/arrays deeper than `limit`; iterative, so any depth is safe. */

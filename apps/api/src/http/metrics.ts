@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { guard, QUEUE_STATES, type TaskQueue } from '@longrun/queue';
 
@@ -41,15 +41,14 @@ export class ApiMetrics {
     });
   }
 
-  /** Times every request, labelled with the route pattern (not the raw path). */
-  middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const end = this.duration.startTimer();
-    res.on('finish', () => {
-      let route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
-      // Long polls are held open on purpose; a label of their own keeps them out of latency SLOs.
-      if (route.endsWith('/result') && req.query.wait !== undefined) route += '?wait';
-      end({ method: req.method, route, status: String(res.statusCode) });
-    });
-    next();
-  };
+  /**
+   * Records one answered request, labelled with the route pattern (not the raw path). Called by
+   * `requestLog`'s one `finish` listener, which times the request.
+   */
+  observe(req: Request, res: Response, seconds: number): void {
+    let route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+    // Long polls are held open on purpose; a label of their own keeps them out of latency SLOs.
+    if (route.endsWith('/result') && req.query.wait !== undefined) route += '?wait';
+    this.duration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
+  }
 }

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import {
   fieldErrors,
   idempotencyKeySchema,
@@ -12,9 +12,17 @@ import { jsonBody } from '../http/json-body.js';
 import type { TaskService } from '../services/task-service.js';
 import type { TaskStream } from '../services/task-stream.js';
 
-/** `/v1/jobs` routes: thin; the service decides, the error handler answers problems. */
-export function jobsRouter(service: TaskService, stream: TaskStream): Router {
+/**
+ * `/v1/jobs` routes: thin; the service decides, the error handler answers problems. `before`
+ * (authentication, limits) runs first on every one of them.
+ */
+export function jobsRouter(
+  service: TaskService,
+  stream: TaskStream,
+  before: RequestHandler[] = [],
+): Router {
   const router = Router();
+  if (before.length > 0) router.use(...before);
   const tenantOf = (res: Response) => res.locals.tenant as string;
   /** Loads the caller's task before anything else about the request is looked at. */
   const owned = async (req: Request<{ id: string }>, res: Response, next: () => void) => {

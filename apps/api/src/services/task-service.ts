@@ -123,11 +123,38 @@ export class TaskService {
       : undefined;
 
     const enqueue = { priority, requestId };
+    // Takes back whatever of the task landed, so no handle points at work that will never run. A
+    // write that timed out may still land (commands on a connection run in order): the removal
+    // is sent after it, and a worker that took the job in between is told to stop.
+    const withdraw = () =>
+      this.redis(() =>
+        Promise.all([
+          this.store.discard(record, idempotency),
+          this.opts.tasks.removeJob(record.id, definition.name),
+          this.opts.tasks.broadcastCancel(record.id),
+        ]),
+      ).catch(() => undefined);
+
+    if (!idempotency && this.opts.maxOpenTasks === 0) {
+      // Nothing can refuse this create (no idempotency key, no cap): send the record and the job
+      // together, in one write and one round trip. Redis runs them in that order.
+      const [stored, queued] = await Promise.allSettled([
+        this.redis(() => this.store.create(record)),
+        this.redis(() => this.opts.tasks.enqueue(record, definition, enqueue)),
+      ]);
+      if (stored.status === 'rejected' || queued.status === 'rejected') {
+        await withdraw();
+        throw stored.status === 'rejected'
+          ? stored.reason
+          : (queued as PromiseRejectedResult).reason;
+      }
+      return { handle: this.handle(record), created: true };
+    }
+
     const outcome = await this.redis(() =>
       this.store.create(record, idempotency, this.opts.maxOpenTasks),
     ).catch(async (error: unknown) => {
-      // A create that timed out may still run once Redis is free (commands on a connection run
-      // in order): send the removal after it, so a 503 leaves no task that never runs.
+      // A create that timed out may still run once Redis is free: remove it after it.
       await this.redis(() => this.store.discard(record, idempotency)).catch(() => undefined);
       throw error;
     });
@@ -145,16 +172,7 @@ export class TaskService {
     try {
       await this.redis(() => this.opts.tasks.enqueue(record, definition, enqueue));
     } catch (error) {
-      // Not enqueued: take the record back so no handle points at work that will never run. An
-      // add that timed out may still land (commands on a connection run in order): remove the
-      // job after it, and tell a worker that took it in between to stop.
-      await this.redis(() =>
-        Promise.all([
-          this.store.discard(record, idempotency),
-          this.opts.tasks.removeJob(record.id, definition.name),
-          this.opts.tasks.broadcastCancel(record.id),
-        ]),
-      ).catch(() => undefined);
+      await withdraw();
       throw error;
     }
     return { handle: this.handle(record), created: true };
