@@ -219,6 +219,9 @@ describe('Redis is full', () => {
     const refused = await a.http('POST', '/v1/jobs', { body, headers: { 'idempotency-key': key } });
     expect(refused.status, refused.text).toBe(507);
     expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    // Without a key (and without a cap) record and job are sent together: neither may remain.
+    const plain = await a.http('POST', '/v1/jobs', { body });
+    expect(plain.status, plain.text).toBe(507);
 
     const listed = await a.http('GET', '/v1/jobs?limit=100');
     expect(listed.status, listed.text).toBe(200);
