@@ -273,14 +273,16 @@ describe('metrics', () => {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(text).toMatch(/longrun_jobs_processed_total\{type="echo",outcome="completed"\} [1-9]/);
     expect(text).toMatch(/longrun_job_duration_seconds_count\{type="echo"\} [1-9]/);
-    expect(text).toMatch(/^longrun_worker_active_jobs 0$/m); // nothing runs now
+    expect(text).toMatch(/^longrun_worker_active_jobs \d+$/m);
 
-    // The gauge counts handlers running now (read at scrape time).
-    const sleeping = await submit('sleep', { ms: 1500 });
+    // The gauge counts handlers running now (read at scrape time). An earlier test's sleep may
+    // still be running (its task expired under it): wait for none, then run one.
     const scrape = async () =>
       (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).match(
         /^longrun_worker_active_jobs (\d+)$/m,
       )?.[1];
+    await expect.poll(scrape, { timeout: 5000, interval: 50 }).toBe('0');
+    const sleeping = await submit('sleep', { ms: 1500 });
     await expect.poll(scrape, { timeout: 5000, interval: 50 }).toBe('1');
     await status(sleeping, 'completed');
     expect(await scrape()).toBe('0');

@@ -79,6 +79,35 @@ const RUNNING = {
   awaitingInput: false,
 } as const;
 
+/**
+ * How a run is stopped: a cancel broadcast, or a write that finds the task gone or finished. The
+ * handler's `AbortSignal` is made only when the handler reads `ctx.signal` (an `AbortController`
+ * per job showed in the worker's profile, and a short handler never looks at it); one made after
+ * the run was stopped is aborted already.
+ */
+class RunControl {
+  private controller?: AbortController;
+  private reason?: Error;
+
+  get aborted(): boolean {
+    return this.reason !== undefined;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    if (this.reason) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
 /** Thrown by `ctx.requestInput` to park a job; the processor turns it into BullMQ's DelayedError. */
 class InputParked extends Error {
   override name = 'InputParked';
@@ -101,15 +130,17 @@ export class TaskWorker {
    * the API's cancel and its broadcast would otherwise start unchecked on the fast path.
    */
   private readonly cancelledLately = new Map<string, number>();
+  /** The runs in progress here, by task id, so a cancel broadcast can stop one. */
+  private readonly running = new Map<string, RunControl>();
 
   constructor(opts: TaskWorkerOptions) {
     this.opts = opts;
     this.runningMarkMs = opts.runningMarkMs ?? 100;
     this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
     this.completions = new TransitionBatch(this.store);
-    // Three declared parameters: BullMQ passes an AbortSignal only to such processors.
-    const processor = (job: Job, token?: string, signal?: AbortSignal) =>
-      this.process(job, token, signal);
+    // Two declared parameters: BullMQ makes an AbortController per job only for processors that
+    // declare a third; runs are stopped through `RunControl` instead.
+    const processor = (job: Job, token?: string) => this.process(job, token);
     const types = opts.types ?? [...opts.catalog.keys()];
     for (const type of types) {
       if (!opts.catalog.has(type)) throw new Error(`Unknown job type in worker types: ${type}`);
@@ -141,7 +172,9 @@ export class TaskWorker {
     const channel = this.store.keys.cancelChannel;
     this.opts.subscriber.on('message', (ch: string, taskId: string) => {
       if (ch !== channel) return;
-      if (this.workers.some((w) => w.cancelJob(taskId, 'cancelled'))) {
+      const run = this.running.get(taskId);
+      if (run) {
+        run.abort(new Error('cancelled'));
         this.opts.logger.info({ taskId }, 'cancel: aborted running handler');
       } else {
         this.rememberCancel(taskId);
@@ -158,7 +191,7 @@ export class TaskWorker {
     await Promise.all(this.workers.map((w) => w.close(force)));
   }
 
-  private async process(job: Job, token?: string, signal?: AbortSignal): Promise<void> {
+  private async process(job: Job, token?: string): Promise<void> {
     const started = Date.now();
     const taskId = job.id ?? '';
     if (this.cancelledLately.has(taskId)) {
@@ -215,18 +248,17 @@ export class TaskWorker {
       requestId: data.requestId,
     });
     if (debug) logger.debug?.(log(), 'task started');
-    // The handler's signal is BullMQ's: a cancel broadcast aborts it through `cancelJob`, and so
-    // does a write during the run that finds the task gone or finished (the first run reads
-    // nothing, so that is how it learns).
-    const own = signal ? undefined : new AbortController();
-    const run = {
-      signal: signal ?? own!.signal,
-      abort: (reason: Error) => {
-        if (own) own.abort(reason);
-        else this.workers.some((w) => w.cancelJob(taskId, reason.message));
-      },
-    };
-    const { outcome, thrown } = await this.run(job, task, fast, token, run);
+    // A cancel broadcast stops the run, and so does a write during the run that finds the task
+    // gone or finished (the first run reads nothing, so that is how it learns).
+    const run = new RunControl();
+    this.running.set(taskId, run);
+    let ended: { outcome: RunOutcome; thrown?: Error };
+    try {
+      ended = await this.run(job, task, fast, token, run);
+    } finally {
+      if (this.running.get(taskId) === run) this.running.delete(taskId);
+    }
+    const { outcome, thrown } = ended;
     // One line per run at `info` would cost more CPU than the run: successes log at `debug`.
     const quiet = outcome === 'completed' || outcome === 'skipped';
     if (!quiet || debug) {
@@ -260,9 +292,8 @@ export class TaskWorker {
     task: RunTask,
     markLater: boolean,
     token: string | undefined,
-    run: { signal: AbortSignal; abort(reason: Error): void },
+    run: RunControl,
   ): Promise<{ outcome: RunOutcome; thrown?: Error }> {
-    const signal = run.signal;
     const definition = this.opts.catalog.get(task.type);
     const facts = { cancelRequested: false, awaitingInput: false };
     if (!definition) {
@@ -277,7 +308,7 @@ export class TaskWorker {
       await this.fail(task.id, `Invalid input: ${parsed.error.message}`);
       return { outcome: 'failed', thrown: new UnrecoverableError('invalid input') };
     }
-    if (signal.aborted) return { outcome: 'cancelled' }; // cancelled before the handler started
+    if (run.aborted) return { outcome: 'cancelled' }; // cancelled before the handler started
     // The deferred `running` mark; the handler's own progress or input request replaces it.
     // `stopMark` says whether it was still to come.
     let mark: NodeJS.Timeout | undefined;
@@ -304,7 +335,7 @@ export class TaskWorker {
           );
       }, this.runningMarkMs);
     }
-    const ctx = this.context(job, task, token, signal, stopMark, stopIfGone);
+    const ctx = this.context(job, task, token, run, stopMark, stopIfGone);
     let result: unknown;
     try {
       this.opts.onActiveChange?.(1);
@@ -315,7 +346,7 @@ export class TaskWorker {
     } catch (error) {
       if (error instanceof InputParked)
         return { outcome: 'input_required', thrown: new DelayedError() };
-      if (signal.aborted) return { outcome: 'cancelled' };
+      if (run.aborted) return { outcome: 'cancelled' };
       const attempts = job.opts.attempts ?? 1;
       const willRetry = !(error instanceof UnrecoverableError) && job.attemptsMade + 1 < attempts;
       const message = error instanceof Error ? error.message : String(error);
@@ -330,7 +361,7 @@ export class TaskWorker {
     } finally {
       this.opts.onActiveChange?.(-1);
     }
-    if (signal.aborted) return { outcome: 'cancelled' };
+    if (run.aborted) return { outcome: 'cancelled' };
     const done = await this.completions.transition(task.id, {
       status: toTaskStatus('completed', facts),
       statusMessage: 'completed',
@@ -344,7 +375,7 @@ export class TaskWorker {
     job: Job,
     task: RunTask,
     token: string | undefined,
-    signal: AbortSignal,
+    run: RunControl,
     stopMark: () => boolean,
     stopIfGone: (outcome: TransitionOutcome) => void,
   ): JobContext {
@@ -352,7 +383,9 @@ export class TaskWorker {
     return {
       taskId: task.id,
       attempt: job.attemptsMade + 1,
-      signal,
+      get signal() {
+        return run.signal;
+      },
       progress: async (value, message) => {
         // Progress before the running mark says `running` itself, unless it has a message.
         const markPending = stopMark();
