@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Problem } from './problem.js';
@@ -6,7 +8,9 @@ import {
   createJobRequestSchema,
   fieldErrors,
   idempotencyKeySchema,
+  isTaskId,
   listJobsQuerySchema,
+  taskIdSchema,
 } from './schemas.js';
 import { toHandle, type TaskRecord } from './task-record.js';
 
@@ -140,5 +144,37 @@ describe('toHandle', () => {
     const failed = toHandle({ ...record, status: 'failed', error: { message: 'boom' } }, 1);
     expect(failed.error).toEqual({ message: 'boom' });
     expect(failed.result).toBeUndefined();
+  });
+});
+
+describe('isTaskId', () => {
+  it('agrees with taskIdSchema on ids, near-ids and junk', () => {
+    const agree = (id: string) => expect(isTaskId(id)).toBe(taskIdSchema.safeParse(id).success);
+    for (let i = 0; i < 100; i++) {
+      const id = randomUUID();
+      agree(id);
+      expect(isTaskId(id)).toBe(true);
+      agree(id.toUpperCase());
+      agree(id.slice(1));
+      agree(`${id}x`);
+      agree(` ${id}`);
+      agree(`${id}\n`);
+      agree(id.replace('-', ''));
+    }
+    fc.assert(
+      fc.property(fc.uuid(), (id) => {
+        agree(id);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.string({ maxLength: 40 }), (id) => {
+        agree(id);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 40 }), (id) => {
+        agree(id);
+      }),
+    );
   });
 });

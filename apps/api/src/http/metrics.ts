@@ -6,6 +6,8 @@ import { guard, QUEUE_STATES, type TaskQueue } from '@longrun/queue';
 export class ApiMetrics {
   readonly registry = new Registry();
   private readonly duration: Histogram<'method' | 'route' | 'status'>;
+  /** Labelled children, by label values: prom-client hashes the label object on every call. */
+  private readonly children = new Map<string, { observe(seconds: number): void }>();
 
   constructor(tasks: TaskQueue, redisTimeoutMs: number) {
     collectDefaultMetrics({ register: this.registry });
@@ -49,6 +51,14 @@ export class ApiMetrics {
     let route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
     // Long polls are held open on purpose; a label of their own keeps them out of latency SLOs.
     if (route.endsWith('/result') && req.query.wait !== undefined) route += '?wait';
-    this.duration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
+    const status = String(res.statusCode);
+    const key = `${req.method} ${route} ${status}`;
+    let child = this.children.get(key);
+    if (!child) {
+      // Bounded: methods × route patterns × statuses (unmatched paths share one label).
+      child = this.duration.labels({ method: req.method, route, status });
+      this.children.set(key, child);
+    }
+    child.observe(seconds);
   }
 }

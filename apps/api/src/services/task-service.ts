@@ -7,7 +7,7 @@ import {
   listJobsQuerySchema,
   Problem,
   retryAfterSeconds,
-  taskIdSchema,
+  isTaskId,
   taskNotFound,
   toHandle,
   toTaskStatus,
@@ -180,7 +180,7 @@ export class TaskService {
 
   /** The task, if it exists and belongs to `tenant`; 404 otherwise. */
   async owned(tenant: string, id: string): Promise<TaskRecord> {
-    if (!taskIdSchema.safeParse(id).success) throw taskNotFound();
+    if (!isTaskId(id)) throw taskNotFound();
     const record = await this.redis(() => this.store.get(id));
     if (!record || record.tenant !== tenant) throw taskNotFound();
     return record;
