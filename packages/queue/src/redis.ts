@@ -55,8 +55,9 @@ export function createRedis(url: string, role: RedisRole, opts: RedisConnectOpti
     return cluster as unknown as Redis;
   }
   const redis = new Redis(url, { ...base, ...perRole });
-  // A producer serves many requests at once: their commands share one write per turn.
-  return role === 'producer' ? coalesceWrites(redis) : redis;
+  // A producer serves many requests at once, a worker finishes many jobs at once: the commands
+  // of one turn share one write. (A subscriber only listens.)
+  return role === 'subscriber' ? redis : coalesceWrites(redis);
 }
 
 function withScheme(node: string): string {
