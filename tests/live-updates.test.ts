@@ -143,7 +143,9 @@ describe('long-poll', () => {
         api.http('GET', `/v1/jobs/${id}/result?wait=20`),
       );
       await waitFor(async () => api.events.waiting >= 25, { what: '25 waiters' });
-      expect(await clients()).toBeLessThanOrEqual(before + 2); // no connection per request
+      // No connection per request (25 would be +25). Other test files share this Redis and may
+      // connect meanwhile, hence the margin; the NUMSUB check below is the exact one.
+      expect(await clients()).toBeLessThanOrEqual(before + 10);
       // One subscription for the task however many wait on it, only while someone does.
       const channel = `${api.prefix}:task-events:${id}`;
       const subscribers = async () =>

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { TaskRecord } from '@longrun/core';
-import { TaskStore, TransitionBatch } from '@longrun/queue';
+import { CompletionBatch, TaskStore } from '@longrun/queue';
 import { uniquePrefix } from './helpers/service.js';
 
 const redis = new Redis(inject('redisUrl'));
@@ -70,70 +70,95 @@ describe('TaskStore event list', () => {
   });
 });
 
-describe('TaskStore.transitionMany and TransitionBatch', () => {
-  it('applies several guarded transitions in one call, each with its own outcome', async () => {
+const COMPLETED = { status: 'completed', statusMessage: 'completed' } as const;
+
+describe('TaskStore.completeMany and CompletionBatch', () => {
+  it('completes several tasks in one call, each guarded, with its own result and outcome', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
-    const [a, b, c] = [record(), record(), record()];
+    const [a, b, c, d] = [record(), record(), record(), record()];
     await store.create(a);
     await store.create(b);
+    await store.create(d);
     await store.transition(b.id, { status: 'cancelled', statusMessage: 'cancelled by request' });
-    const outcomes = await store.transitionMany([
-      { id: a.id, update: { status: 'completed', statusMessage: 'completed', result: { x: 1 } } },
-      { id: b.id, update: { status: 'completed', statusMessage: 'completed', result: 2 } },
-      { id: c.id, update: { status: 'completed', statusMessage: 'completed' } }, // never created
-      { id: a.id, update: { progress: 5 }, requiredStatus: 'working' }, // a is terminal by now
-    ]);
+    await store.transition(d.id, { progress: 50 });
+    const outcomes = await store.completeMany(
+      [
+        { id: a.id, result: { x: 1 } },
+        { id: b.id, result: 2 },
+        { id: c.id, result: null }, // never created
+        { id: d.id, result: undefined },
+        { id: a.id, result: 'again' }, // a is terminal by now
+      ],
+      COMPLETED,
+    );
     expect(outcomes).toEqual([
       { ok: true, previous: 'working', eventId: '2' },
       { ok: false, reason: 'refused', current: 'cancelled' },
       { ok: false, reason: 'missing' },
+      { ok: true, previous: 'working', eventId: '3' },
       { ok: false, reason: 'refused', current: 'completed' },
     ]);
-    expect((await store.get(a.id))?.result).toEqual({ x: 1 });
+    const doneA = await store.get(a.id);
+    expect(doneA).toMatchObject({
+      status: 'completed',
+      statusMessage: 'completed',
+      result: { x: 1 },
+    });
+    expect(doneA!.updatedAt).toBeGreaterThanOrEqual(a.updatedAt);
     expect((await store.get(b.id))?.status).toBe('cancelled');
     expect((await store.get(b.id))?.result).toBeUndefined();
     expect(await redis.exists(store.keys.task(c.id))).toBe(0);
+    expect((await store.get(d.id))?.result).toBeNull();
+    // The event is built from the fields written: status, message and the progress kept.
+    const last = await store.lastEvent(d.id);
+    expect(last).toMatchObject({
+      id: '3',
+      status: 'completed',
+      statusMessage: 'completed',
+      progress: 50,
+    });
     expect((await store.lastEvent(a.id))?.status).toBe('completed');
+    // Terminal tasks leave the tenant's open set.
+    expect(await redis.zscore(store.keys.openTasks('t'), a.id)).toBeNull();
   });
 
-  it('sends the transitions asked for in one turn together, a lone one alone', async () => {
+  it('sends the completions asked for in one turn together, a lone one alone', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
     const calls: number[] = [];
-    const many = store.transitionMany.bind(store);
-    // The real store, counted: how many transitions travel in each call.
-    store.transitionMany = (items) => {
+    const many = store.completeMany.bind(store);
+    // The real store, counted: how many completions travel in each call.
+    store.completeMany = (items, completion) => {
       calls.push(items.length);
-      return many(items);
+      return many(items, completion);
     };
-    const batch = new TransitionBatch(store);
+    const batch = new CompletionBatch(store, COMPLETED);
     const tasks = Array.from({ length: 5 }, record);
     for (const t of tasks) await store.create(t);
-    const outcomes = await Promise.all(
-      tasks.map((t) => batch.transition(t.id, { status: 'completed', statusMessage: 'completed' })),
-    );
+    const outcomes = await Promise.all(tasks.map((t, i) => batch.complete(t.id, { i })));
     expect(outcomes.every((o) => o.ok)).toBe(true);
     expect(calls).toEqual([5]);
     const lone = record();
     await store.create(lone);
-    expect((await batch.transition(lone.id, { progress: 1 })).ok).toBe(true);
-    expect(calls).toEqual([5]); // a single transition goes out as the plain script
-    for (const t of tasks) expect((await store.get(t.id))?.status).toBe('completed');
+    expect((await batch.complete(lone.id, 'alone')).ok).toBe(true);
+    expect(calls).toEqual([5]); // a single completion goes out as the plain script
+    for (const [i, t] of tasks.entries()) {
+      expect(await store.get(t.id)).toMatchObject({ status: 'completed', result: { i } });
+    }
+    expect((await store.get(lone.id))?.result).toBe('alone');
   });
 });
 
-describe('TransitionBatch when the batched call fails', () => {
-  it('sends each transition again on its own, so one bad task fails alone', async () => {
+describe('CompletionBatch when the batched call fails', () => {
+  it('sends each completion again on its own, so one bad task fails alone', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
-    const batch = new TransitionBatch(store);
+    const batch = new CompletionBatch(store, COMPLETED);
     const [a, b] = [record(), record()];
     await store.create(a);
     await store.create(b);
     const broken = randomUUID();
     await redis.set(store.keys.task(broken), 'not a hash', 'EX', 60); // WRONGTYPE for the script
     const settled = await Promise.allSettled(
-      [a.id, broken, b.id].map((id) =>
-        batch.transition(id, { status: 'completed', statusMessage: 'completed' }),
-      ),
+      [a.id, broken, b.id].map((id) => batch.complete(id, 1)),
     );
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((await store.get(a.id))?.status).toBe('completed');

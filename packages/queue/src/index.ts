@@ -8,5 +8,5 @@ export * from './task-worker.js';
 export * from './task-events.js';
 export * from './webhook-target.js';
 export * from './webhooks.js';
-export * from './transition-batch.js';
+export * from './completion-batch.js';
 export * from './write-coalescing.js';

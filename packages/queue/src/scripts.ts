@@ -125,21 +125,21 @@ return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4],
 `;
 
 /**
- * Several transitions in one call (a worker's completions that arrive together): one round trip
- * and one script instead of one each. Each is guarded on its own, as in TRANSITION_TASK.
- * KEYS: outbox, then task and events of each transition.
- * ARGV: channel, openSetPrefix, then for each: taskId, requiredStatus, fieldCount, field, value, …
- * Returns one reply per transition, in order.
+ * The completions of several jobs in one call (a worker's jobs that finish in the same turn): one
+ * round trip and one script instead of one each, and of each job only its keys, id and result
+ * travel (the status, message and time are shared). Each is guarded on its own, as in
+ * TRANSITION_TASK.
+ * KEYS: outbox, then task and events of each job.
+ * ARGV: channel, openSetPrefix, status, statusMessage, updatedAt, then for each job: taskId,
+ * resultJson.
+ * Returns one reply per job, in order.
  */
-export const TRANSITION_MANY = `${TRANSITION}
+export const COMPLETE_MANY = `${TRANSITION}
 local replies = {}
-local at = 3
 for k = 2, #KEYS, 2 do
-  local id, required, count = ARGV[at], ARGV[at + 1], tonumber(ARGV[at + 2])
-  local fields = {}
-  for i = 1, count do fields[i] = ARGV[at + 2 + i] end
-  at = at + 3 + count
-  replies[#replies + 1] = transition(KEYS[k], KEYS[k + 1], KEYS[1], required, '', ARGV[1], id, ARGV[2], fields)
+  local at = k + 4
+  replies[#replies + 1] = transition(KEYS[k], KEYS[k + 1], KEYS[1], '', '', ARGV[1], ARGV[at], ARGV[2],
+    {'status', ARGV[3], 'msg', ARGV[4], 'updated', ARGV[5], 'result', ARGV[at + 1]})
 end
 return replies
 `;

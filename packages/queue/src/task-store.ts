@@ -9,11 +9,11 @@ import type {
 } from '@longrun/core';
 import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
 import {
+  COMPLETE_MANY,
   CREATE_TASK,
   DISCARD_TASK,
   FORGET_TASK,
   START_TASK,
-  TRANSITION_MANY,
   TRANSITION_TASK,
 } from './scripts.js';
 
@@ -43,7 +43,7 @@ export type CreateOutcome =
 interface TaskRedis extends Redis {
   longrunCreate(...args: (string | number)[]): Promise<string[]>;
   longrunTransition(...args: (string | number)[]): Promise<string[]>;
-  longrunTransitionMany(numberOfKeys: number, ...args: (string | number)[]): Promise<string[][]>;
+  longrunCompleteMany(numberOfKeys: number, ...args: (string | number)[]): Promise<string[][]>;
   longrunForget(...args: (string | number)[]): Promise<string[]>;
   longrunDiscard(...args: (string | number)[]): Promise<number>;
   longrunStart(...args: (string | number)[]): Promise<[string, string[] | string | undefined]>;
@@ -67,7 +67,7 @@ export class TaskStore {
       redis.defineCommand('longrunCreate', { numberOfKeys: 6, lua: CREATE_TASK });
       redis.defineCommand('longrunTransition', { numberOfKeys: 3, lua: TRANSITION_TASK });
       // The number of keys varies with the batch: passed first on each call.
-      redis.defineCommand('longrunTransitionMany', { lua: TRANSITION_MANY });
+      redis.defineCommand('longrunCompleteMany', { lua: COMPLETE_MANY });
       redis.defineCommand('longrunForget', { numberOfKeys: 4, lua: FORGET_TASK });
       redis.defineCommand('longrunDiscard', { numberOfKeys: 5, lua: DISCARD_TASK });
       redis.defineCommand('longrunStart', { numberOfKeys: 3, lua: START_TASK });
@@ -162,21 +162,26 @@ export class TaskStore {
   }
 
   /**
-   * Several guarded transitions (no input to append) in one round trip and one script; each
-   * outcome is the one {@link transition} would have given.
+   * Completes several tasks in one round trip and one script: each gets `completion` (status and
+   * message) and its own result, guarded as by {@link transition}, whose outcome it returns.
    */
-  async transitionMany(
-    items: readonly { id: string; update: TaskUpdate; requiredStatus?: TaskStatus }[],
+  async completeMany(
+    items: readonly { id: string; result: unknown }[],
+    completion: { status: TaskStatus; statusMessage: string },
   ): Promise<TransitionOutcome[]> {
     const keys: string[] = [this.keys.outbox];
-    const args: string[] = [this.keys.eventsChannel, this.keys.tenantPrefix];
-    const now = Date.now();
-    for (const { id, update, requiredStatus } of items) {
-      const fields = serialise({ ...update, updatedAt: now });
+    const args: string[] = [
+      this.keys.eventsChannel,
+      this.keys.tenantPrefix,
+      completion.status,
+      completion.statusMessage,
+      String(Date.now()),
+    ];
+    for (const { id, result } of items) {
       keys.push(this.keys.task(id), this.keys.events(id));
-      args.push(id, requiredStatus ?? '', String(fields.length), ...fields);
+      args.push(id, JSON.stringify(result) ?? 'null');
     }
-    const replies = await this.redis.longrunTransitionMany(keys.length, ...keys, ...args);
+    const replies = await this.redis.longrunCompleteMany(keys.length, ...keys, ...args);
     return replies.map(toOutcome);
   }
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { isTerminal, toTaskStatus, type JobCatalog, type JobContext } from '@longrun/core';
 import { queueNameFor } from './keys.js';
 import { TaskStore, type TransitionOutcome } from './task-store.js';
-import { TransitionBatch } from './transition-batch.js';
+import { CompletionBatch } from './completion-batch.js';
 
 /** How one run of a job ended, for metrics and logs. */
 export type RunOutcome =
@@ -122,7 +122,7 @@ export class TaskWorker {
   readonly workers: Worker[];
   private readonly store: TaskStore;
   /** Completions of jobs that finish in the same turn go to Redis together. */
-  private readonly completions: TransitionBatch;
+  private readonly completions: CompletionBatch;
   private readonly opts: TaskWorkerOptions;
   private readonly runningMarkMs: number;
   /**
@@ -137,7 +137,10 @@ export class TaskWorker {
     this.opts = opts;
     this.runningMarkMs = opts.runningMarkMs ?? 100;
     this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
-    this.completions = new TransitionBatch(this.store);
+    this.completions = new CompletionBatch(this.store, {
+      status: toTaskStatus('completed', { cancelRequested: false, awaitingInput: false }),
+      statusMessage: 'completed',
+    });
     // Two declared parameters: BullMQ makes an AbortController per job only for processors that
     // declare a third; runs are stopped through `RunControl` instead.
     const processor = (job: Job, token?: string) => this.process(job, token);
@@ -362,11 +365,7 @@ export class TaskWorker {
       this.opts.onActiveChange?.(-1);
     }
     if (run.aborted) return { outcome: 'cancelled' };
-    const done = await this.completions.transition(task.id, {
-      status: toTaskStatus('completed', facts),
-      statusMessage: 'completed',
-      result: result ?? null,
-    });
+    const done = await this.completions.complete(task.id, result ?? null);
     if (done.ok) return { outcome: 'completed' };
     return { outcome: done.reason === 'missing' ? 'skipped' : 'cancelled' };
   }
