@@ -10,7 +10,8 @@ const corked = new WeakSet<Socket>();
  * number of system calls falls (one per turn instead of one per command). ioredis' own
  * auto-pipelining batches the same way but builds a `Pipeline` per batch, which copies every
  * script defined on the connection (BullMQ defines sixty-odd), and measured no gain here.
- * Standalone connections only (a Cluster routes commands to connections of its own).
+ * `createRedis` applies it to producer (API) and worker connections. Standalone connections only
+ * (a Cluster routes commands to connections of its own).
  * See docs/decisions.md #19.
  * @example const redis = coalesceWrites(new Redis(url))
  */
