@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coalesceWrites, createRedis } from '@longrun/queue';
+import { randomUUID } from 'node:crypto';
+import { coalesceWrites, createRedis, TaskStore } from '@longrun/queue';
 import { adminRedis, Cleanups, privateRedis, tempDir, type PrivateRedis } from './chaos/helpers.js';
 
 // A private redis-server: `total_reads_processed` counts the reads of every client, so no other
@@ -95,5 +96,54 @@ describe('write coalescing (producer connections)', () => {
       Promise.all(Array.from({ length: 30 }, () => redis.incr(`late-${Date.now()}`))),
     );
     expect(reads).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('a script and a command sent after it in one write', () => {
+  // A submit sends the record's script and BullMQ's add together (decision 12): the record must
+  // be written first, also right after Redis restarted with an empty script cache. ioredis sends
+  // a script in full (EVAL) the first time on each socket, so a reconnect cannot reorder them.
+  it('run in order, also after a restart emptied the script cache', async () => {
+    const redis = await connect(true);
+    const store = new TaskStore(redis, `order-${Date.now()}`, 86_400_000);
+    const record = () => {
+      const now = Date.now();
+      return {
+        id: randomUUID(),
+        tenant: 't',
+        type: 'echo',
+        status: 'working' as const,
+        statusMessage: 'queued',
+        createdAt: now,
+        updatedAt: now,
+        ttlMs: 60_000,
+        input: {},
+        cancelRequested: false,
+        awaitingInput: false,
+        inputs: [],
+      };
+    };
+    // The create script and a read sent in the same turn: the read must see the record.
+    const createThenRead = async () => {
+      const task = record();
+      const [, seen] = await Promise.all([
+        store.create(task),
+        redis.exists(store.keys.task(task.id)),
+      ]);
+      return seen;
+    };
+    await expect.poll(() => redis.status).toBe('ready');
+    expect(await createThenRead()).toBe(1);
+
+    // What a restarted Redis looks like: no scripts, and every client reconnects.
+    await admin.script('FLUSH');
+    const before = redis.stream;
+    await admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await expect
+      .poll(() => redis.status === 'ready' && redis.stream !== before, { timeout: 5000 })
+      .toBe(true);
+    // Had the script gone out by its SHA, its NOSCRIPT would come back after the read ran, the
+    // script would be resent after it, and the read would find nothing.
+    expect(await createThenRead()).toBe(1);
   });
 });
