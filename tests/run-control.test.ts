@@ -53,6 +53,10 @@ async function setup() {
     connection.disconnect();
     subscriber.disconnect();
   });
+  for (const conn of [producer, connection, subscriber]) {
+    conn.on('error', () => undefined);
+    if (conn.status !== 'ready') await new Promise((resolve) => conn.once('ready', resolve));
+  }
   const tasks = new TaskQueue({ connection: producer, prefix, maxTtlMs: 3_600_000, catalog });
   cleanup.push(() => tasks.close());
   const stopped = new Set<string>();

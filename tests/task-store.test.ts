@@ -134,17 +134,31 @@ describe('TaskStore.completeMany and CompletionBatch', () => {
     const batch = new CompletionBatch(store, COMPLETED);
     const tasks = Array.from({ length: 5 }, record);
     for (const t of tasks) await store.create(t);
-    const outcomes = await Promise.all(tasks.map((t, i) => batch.complete(t.id, { i })));
+    const outcomes = await Promise.all(tasks.map((t, i) => batch.complete(t.id, { i }).outcome));
     expect(outcomes.every((o) => o.ok)).toBe(true);
     expect(calls).toEqual([5]);
     const lone = record();
     await store.create(lone);
-    expect((await batch.complete(lone.id, 'alone')).ok).toBe(true);
+    expect((await batch.complete(lone.id, 'alone').outcome).ok).toBe(true);
     expect(calls).toEqual([5]); // a single completion goes out as the plain script
     for (const [i, t] of tasks.entries()) {
       expect(await store.get(t.id)).toMatchObject({ status: 'completed', result: { i } });
     }
     expect((await store.get(lone.id))?.result).toBe('alone');
+
+    // `written` comes before the answer; a command sent after it on the same connection (as
+    // BullMQ's move to completed is) runs after the completion in Redis.
+    const next = Array.from({ length: 3 }, record);
+    for (const t of next) await store.create(t);
+    const pending = next.map((t) => batch.complete(t.id, 'ordered'));
+    let answered = false;
+    void Promise.all(pending.map((p) => p.outcome)).then(() => (answered = true));
+    await Promise.all(pending.map((p) => p.written));
+    expect(answered).toBe(false);
+    const statuses = await Promise.all(
+      next.map((t) => redis.hget(store.keys.task(t.id), 'status')),
+    );
+    expect(statuses).toEqual(['completed', 'completed', 'completed']);
   });
 });
 
@@ -158,7 +172,7 @@ describe('CompletionBatch when the batched call fails', () => {
     const broken = randomUUID();
     await redis.set(store.keys.task(broken), 'not a hash', 'EX', 60); // WRONGTYPE for the script
     const settled = await Promise.allSettled(
-      [a.id, broken, b.id].map((id) => batch.complete(id, 1)),
+      [a.id, broken, b.id].map((id) => batch.complete(id, 1).outcome),
     );
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((await store.get(a.id))?.status).toBe('completed');

@@ -4,8 +4,15 @@ import type { TaskStore, TransitionOutcome } from './task-store.js';
 interface Pending {
   id: string;
   result: unknown;
+  written: () => void;
   resolve: (outcome: TransitionOutcome) => void;
   reject: (error: unknown) => void;
+}
+
+/** A completion on its way: `written` once it is on the connection, `outcome` once answered. */
+export interface PendingCompletion {
+  written: Promise<void>;
+  outcome: Promise<TransitionOutcome>;
 }
 
 /**
@@ -25,15 +32,22 @@ export class CompletionBatch {
     private readonly maxBatch = 100,
   ) {}
 
-  /** Completes `id` with `result`; same outcome as `TaskStore.transition` would give. */
-  complete(id: string, result: unknown): Promise<TransitionOutcome> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ id, result, resolve, reject });
+  /**
+   * Completes `id` with `result`; the outcome is the one `TaskStore.transition` would give.
+   * `written` resolves once the call is on the connection (sent, or queued while reconnecting):
+   * any command sent on the same connection after that runs after it in Redis.
+   */
+  complete(id: string, result: unknown): PendingCompletion {
+    let written!: () => void;
+    const sent = new Promise<void>((resolve) => (written = resolve));
+    const outcome = new Promise<TransitionOutcome>((resolve, reject) => {
+      this.pending.push({ id, result, written, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(this.flush);
       }
     });
+    return { written: sent, outcome };
   }
 
   private one(p: Pending): Promise<TransitionOutcome> {
@@ -48,6 +62,8 @@ export class CompletionBatch {
         batch.length === 1
           ? this.one(batch[0]!).then((outcome) => [outcome])
           : this.store.completeMany(batch, this.completion);
+      // The call above wrote its command (ioredis sends synchronously, or queues it offline).
+      for (const p of batch) p.written();
       sent.then(
         (outcomes) => batch.forEach((p, i) => p.resolve(outcomes[i]!)),
         (error: unknown) => {

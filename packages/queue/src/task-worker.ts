@@ -255,21 +255,31 @@ export class TaskWorker {
     // gone or finished (the first run reads nothing, so that is how it learns).
     const run = new RunControl();
     this.running.set(taskId, run);
-    let ended: { outcome: RunOutcome; thrown?: Error };
+    let ended: { outcome: RunOutcome | Promise<RunOutcome>; thrown?: Error };
     try {
       ended = await this.run(job, task, fast, token, run);
     } finally {
       if (this.running.get(taskId) === run) this.running.delete(taskId);
     }
     const { outcome, thrown } = ended;
-    // One line per run at `info` would cost more CPU than the run: successes log at `debug`.
-    const quiet = outcome === 'completed' || outcome === 'skipped';
-    if (!quiet || debug) {
-      const line = { ...log(), outcome, ms: Date.now() - started };
-      if (quiet) logger.debug?.(line, 'task run ended');
-      else logger.info(line, 'task run ended');
+    const finish = (outcome: RunOutcome) => {
+      // One line per run at `info` would cost more CPU than the run: successes log at `debug`.
+      const quiet = outcome === 'completed' || outcome === 'skipped';
+      if (!quiet || debug) {
+        const line = { ...log(), outcome, ms: Date.now() - started };
+        if (quiet) logger.debug?.(line, 'task run ended');
+        else logger.info(line, 'task run ended');
+      }
+      this.report(task.type, outcome, started);
+    };
+    if (typeof outcome === 'string') finish(outcome);
+    else {
+      // A completion: its answer (completed, or refused) comes after the processor returned.
+      outcome.then(finish, (err: unknown) => {
+        logger.error({ err, taskId }, 'could not record the completion');
+        finish('failed');
+      });
     }
-    this.report(task.type, outcome, started);
     // BullMQ learns of failures, retries and parking by the processor throwing.
     if (thrown) throw thrown;
   }
@@ -296,7 +306,7 @@ export class TaskWorker {
     markLater: boolean,
     token: string | undefined,
     run: RunControl,
-  ): Promise<{ outcome: RunOutcome; thrown?: Error }> {
+  ): Promise<{ outcome: RunOutcome | Promise<RunOutcome>; thrown?: Error }> {
     const definition = this.opts.catalog.get(task.type);
     const facts = { cancelRequested: false, awaitingInput: false };
     if (!definition) {
@@ -365,9 +375,16 @@ export class TaskWorker {
       this.opts.onActiveChange?.(-1);
     }
     if (run.aborted) return { outcome: 'cancelled' };
-    const done = await this.completions.complete(task.id, result ?? null);
-    if (done.ok) return { outcome: 'completed' };
-    return { outcome: done.reason === 'missing' ? 'skipped' : 'cancelled' };
+    // BullMQ may move the job to `completed` as soon as the completion is on the connection:
+    // its command goes out after ours on the same connection, so Redis completes the record
+    // first, and the two travel in one write (decision 19) instead of two round trips in a row.
+    const completion = this.completions.complete(task.id, result ?? null);
+    await completion.written;
+    return {
+      outcome: completion.outcome.then((done) =>
+        done.ok ? 'completed' : done.reason === 'missing' ? 'skipped' : 'cancelled',
+      ),
+    };
   }
 
   private context(
