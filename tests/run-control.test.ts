@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createCatalog, defineJobType, type TaskRecord } from '@longrun/core';
+import { createCatalog, defineJobType } from '@longrun/core';
 import { createRedis, TaskQueue, TaskWorker } from '@longrun/queue';
 import { waitFor } from './helpers/http.js';
+import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
 
 // A run's AbortSignal is made only when its handler reads `ctx.signal`. These handlers read it
@@ -81,21 +81,7 @@ async function setup() {
   await tasks.whenReady();
   await worker.start();
   const submit = async (type: string): Promise<string> => {
-    const now = Date.now();
-    const record: TaskRecord = {
-      id: randomUUID(),
-      tenant: 't',
-      type,
-      status: 'working',
-      statusMessage: 'queued',
-      createdAt: now,
-      updatedAt: now,
-      ttlMs: 600_000,
-      input: {},
-      cancelRequested: false,
-      awaitingInput: false,
-      inputs: [],
-    };
+    const record = newRecord({ type, ttlMs: 600_000 });
     await tasks.store.create(record);
     await tasks.enqueue(record, catalog.get(type)!);
     return record.id;

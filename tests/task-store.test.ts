@@ -1,30 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { TaskRecord } from '@longrun/core';
 import { CompletionBatch, TaskStore } from '@longrun/queue';
+import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
 
 const redis = new Redis(inject('redisUrl'));
 afterAll(() => redis.quit());
 
-function record(): TaskRecord {
-  const now = Date.now();
-  return {
-    id: randomUUID(),
-    tenant: 't',
-    type: 'echo',
-    status: 'working',
-    statusMessage: 'queued',
-    createdAt: now,
-    updatedAt: now,
-    ttlMs: 60_000,
-    input: {},
-    cancelRequested: false,
-    awaitingInput: false,
-    inputs: [],
-  };
-}
+const record = () => newRecord();
 
 describe('TaskStore event list', () => {
   it('numbers events 1, 2, … and reads after any id, also once the oldest were trimmed', async () => {

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomUUID } from 'node:crypto';
 import { coalesceWrites, createRedis, TaskStore } from '@longrun/queue';
+import { newRecord } from './helpers/records.js';
 import { adminRedis, Cleanups, privateRedis, tempDir, type PrivateRedis } from './chaos/helpers.js';
 
 // A private redis-server: `total_reads_processed` counts the reads of every client, so no other
@@ -106,26 +106,9 @@ describe('a script and a command sent after it in one write', () => {
   it('run in order, also after a restart emptied the script cache', async () => {
     const redis = await connect(true);
     const store = new TaskStore(redis, `order-${Date.now()}`, 86_400_000);
-    const record = () => {
-      const now = Date.now();
-      return {
-        id: randomUUID(),
-        tenant: 't',
-        type: 'echo',
-        status: 'working' as const,
-        statusMessage: 'queued',
-        createdAt: now,
-        updatedAt: now,
-        ttlMs: 60_000,
-        input: {},
-        cancelRequested: false,
-        awaitingInput: false,
-        inputs: [],
-      };
-    };
     // The create script and a read sent in the same turn: the read must see the record.
     const createThenRead = async () => {
-      const task = record();
+      const task = newRecord();
       const [, seen] = await Promise.all([
         store.create(task),
         redis.exists(store.keys.task(task.id)),
