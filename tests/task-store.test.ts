@@ -10,6 +10,29 @@ afterAll(() => redis.quit());
 
 const record = () => newRecord();
 
+describe('TaskStore.create', () => {
+  it('stores any string the input may hold exactly (the fields travel to Redis as one JSON array)', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const input = {
+      quotes: 'say "hi" \\ back\\slash',
+      controls: '\u0000\u0001\n\t\u001f',
+      lone: '\ud800 and \udfff',
+      emoji: '👩‍💻 héllo ✓',
+      escapes: '\\u0041 is not A',
+      nested: { array: [1, 'two', null, { deep: true }] },
+    };
+    const task = record();
+    task.input = input;
+    task.callback = { url: 'https://example.test/a?b="c"', secret: 's'.repeat(16) };
+    expect(await store.create(task)).toEqual({ created: true });
+    const stored = await store.get(task.id);
+    expect(stored?.input).toEqual(JSON.parse(JSON.stringify(input)));
+    expect(stored?.callback).toEqual(task.callback);
+    expect(stored).toMatchObject({ tenant: 't', type: 'echo', status: 'working', ttlMs: 60_000 });
+    expect(await store.lastEvent(task.id)).toMatchObject({ id: '1', status: 'working' });
+  });
+});
+
 describe('TaskStore event list', () => {
   it('numbers events 1, 2, … and reads after any id, also once the oldest were trimmed', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
@@ -147,6 +170,43 @@ describe('TaskStore.completeMany and CompletionBatch', () => {
 });
 
 describe('CompletionBatch when the batched call fails', () => {
+  it('queues the webhook of a task with a callback, and wakes whoever waits on it', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const hooked = record();
+    hooked.callback = { url: 'https://example.test/hook' };
+    const plain = record();
+    await store.create(hooked);
+    await store.create(plain);
+    const listener = redis.duplicate();
+    const heard: string[] = [];
+    listener.on('message', (channel: string, seq: string) => heard.push(`${channel} ${seq}`));
+    await listener.subscribe(store.keys.eventsChannel + hooked.id);
+    try {
+      await store.completeMany(
+        [
+          { id: plain.id, result: 1 },
+          { id: hooked.id, result: 2 },
+        ],
+        COMPLETED,
+      );
+      const outbox = await redis.xrange(store.keys.outbox, '-', '+');
+      expect(outbox.map(([, fields]) => fields)).toEqual([['task', hooked.id, 'event', '2']]);
+      await expect.poll(() => heard).toEqual([`${store.keys.eventsChannel}${hooked.id} 2`]);
+    } finally {
+      listener.disconnect();
+    }
+  });
+
+  it('refuses a status that is not terminal (the script takes each task out of the open set)', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const task = record();
+    await store.create(task);
+    await expect(
+      store.completeMany([{ id: task.id, result: 1 }], { status: 'working', statusMessage: 'x' }),
+    ).rejects.toThrow(/terminal/);
+    expect((await store.get(task.id))?.status).toBe('working');
+  });
+
   it('sends each completion again on its own, so one bad task fails alone', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
     const batch = new CompletionBatch(store, COMPLETED);

@@ -10,7 +10,7 @@ import { errorHandler, notFound } from './http/problem.js';
 import { docsRouter } from './routes/docs.js';
 import { adminRouter } from './routes/admin.js';
 import { healthRouter } from './routes/health.js';
-import { jobsRouter } from './routes/jobs.js';
+import { addJobRoutes } from './routes/jobs.js';
 import { TaskService } from './services/task-service.js';
 import { TaskStream } from './services/task-stream.js';
 
@@ -54,8 +54,8 @@ export function createApp(deps: AppDeps): Express {
   // The task routes first: they carry nearly all the traffic, so no other router is walked.
   const limits =
     deps.rateLimitRps > 0 ? [rateLimit(deps.tasks, deps.rateLimitRps, deps.redisTimeoutMs)] : [];
-  // Authentication and limits run inside the router: one mount to match, not one per middleware.
-  app.use('/v1/jobs', jobsRouter(service, stream, [requireTenant(deps.keys), ...limits]));
+  // Authentication and limits run first in each task route.
+  addJobRoutes(app, service, stream, [requireTenant(deps.keys), ...limits]);
   app.use(healthRouter(deps.tasks, metrics.registry, deps.redisTimeoutMs));
   if (deps.adminKeys?.length) {
     const queues = [...deps.tasks.queues.values(), deps.tasks.webhookQueue];

@@ -45,7 +45,9 @@ end
 /**
  * KEYS: task, index, idempotency (or the task key when none), events, outbox, open-tasks set.
  * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, channel,
- * taskId, maxOpenTasks (0 = no cap), now, field, value, …
+ * taskId, maxOpenTasks (0 = no cap), now, fields: a JSON array [field, value, …] of strings. One
+ * argument instead of thirty: the API builds and writes each argument of a command one by one,
+ * and decoding the array here costs Redis less than that costs the API (bench/analysis.md).
  * Returns {'ok'}, {'dup', existingIdempotencyValue} or {'full', openTasks}.
  */
 export const CREATE_TASK = `${APPEND_EVENT}
@@ -60,10 +62,11 @@ if cap > 0 then
   if open >= cap then return {'full', tostring(open)} end
 end
 if ARGV[4] ~= '' then redis.call('SET', KEYS[3], ARGV[4], 'PXAT', ARGV[1]) end
-redis.call('HSET', KEYS[1], unpack(ARGV, 10))
+local fields = cjson.decode(ARGV[10])
+redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('PEXPIREAT', KEYS[1], ARGV[1])
 local written = {}
-for i = 10, #ARGV, 2 do written[ARGV[i]] = ARGV[i + 1] end
+for i = 1, #fields, 2 do written[fields[i]] = fields[i + 1] end
 redis.call('ZADD', KEYS[2], 0, ARGV[2])
 redis.call('ZREMRANGEBYLEX', KEYS[2], ARGV[3], '+')
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
@@ -128,20 +131,36 @@ return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4],
  * The completions of several jobs in one call (a worker's jobs that finish in the same turn): one
  * round trip and one script instead of one each, and of each job only its keys, id and result
  * travel (the status, message and time are shared). Each is guarded on its own, as in
- * TRANSITION_TASK.
+ * TRANSITION_TASK, but without its general field handling: a completion knows what it writes,
+ * reads only the five fields it needs, and answers in one string (a worker drains thousands of
+ * jobs a second, and each table built here, and each reply element parsed there, costs CPU on
+ * both sides: see bench/analysis.md).
  * KEYS: outbox, then task and events of each job.
  * ARGV: channel, openSetPrefix, status, statusMessage, updatedAt, then for each job: taskId,
  * resultJson.
- * Returns one reply per job, in order.
+ * Returns one entry per job, in order, joined by ',': `ok <previous> <eventId>`, `missing` or
+ * `refused <current>`.
  */
-export const COMPLETE_MANY = `${TRANSITION}
+export const COMPLETE_MANY = `${APPEND_EVENT}
+local channel, open_prefix, st, msg, updated = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local replies = {}
 for k = 2, #KEYS, 2 do
-  local at = k + 4
-  replies[#replies + 1] = transition(KEYS[k], KEYS[k + 1], KEYS[1], '', '', ARGV[1], ARGV[at], ARGV[2],
-    {'status', ARGV[3], 'msg', ARGV[4], 'updated', ARGV[5], 'result', ARGV[at + 1]})
+  local task, events, id, result = KEYS[k], KEYS[k + 1], ARGV[k + 4], ARGV[k + 5]
+  local cur = redis.call('HMGET', task, 'status', 'tenant', 'progress', 'callback', 'seq')
+  local status = cur[1]
+  if not status then
+    replies[#replies + 1] = 'missing'
+  elseif status == 'completed' or status == 'cancelled' or status == 'failed' then
+    replies[#replies + 1] = 'refused ' .. status
+  else
+    local seq = (tonumber(cur[5]) or 0) + 1
+    redis.call('HSET', task, 'status', st, 'msg', msg, 'updated', updated, 'result', result, 'seq', tostring(seq))
+    redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
+    local eid = push_event(task, events, KEYS[1], channel, id, status, seq, st, msg, cur[3], updated, cur[4])
+    replies[#replies + 1] = 'ok ' .. status .. ' ' .. eid
+  end
 end
-return replies
+return table.concat(replies, ',')
 `;
 
 /**

@@ -7,6 +7,7 @@ import type {
   TaskRecord,
   TaskStatus,
 } from '@longrun/core';
+import { isTerminal } from '@longrun/core';
 import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
 import {
   COMPLETE_MANY,
@@ -43,7 +44,7 @@ export type CreateOutcome =
 interface TaskRedis extends Redis {
   longrunCreate(...args: (string | number)[]): Promise<string[]>;
   longrunTransition(...args: (string | number)[]): Promise<string[]>;
-  longrunCompleteMany(numberOfKeys: number, ...args: (string | number)[]): Promise<string[][]>;
+  longrunCompleteMany(numberOfKeys: number, ...args: (string | number)[]): Promise<string>;
   longrunForget(...args: (string | number)[]): Promise<string[]>;
   longrunDiscard(...args: (string | number)[]): Promise<number>;
   longrunStart(...args: (string | number)[]): Promise<[string, string[] | string | undefined]>;
@@ -93,28 +94,30 @@ export class TaskStore {
     record: TaskRecord,
     idempotency: { key: string; value: string } | undefined,
     maxOpenTasks: number,
-  ): (string | number)[] {
-    const expiresAt = record.createdAt + record.ttlMs;
+  ): string[] {
+    const now = Date.now();
+    const taskKey = this.keys.task(record.id);
     const member = indexMember(record.createdAt, record.id);
     const fields = serialise(record);
     fields.push('ix', member, 'idem', idempotency?.key ?? '', 'seq', '1');
     return [
-      this.keys.task(record.id),
+      taskKey,
       this.keys.index(record.tenant),
-      idempotency?.key ?? this.keys.task(record.id),
+      idempotency?.key ?? taskKey,
       this.keys.events(record.id),
       this.keys.outbox,
       this.keys.openTasks(record.tenant),
-      expiresAt,
+      String(record.createdAt + record.ttlMs),
       member,
-      indexPruneBound(Date.now() - this.maxTtlMs),
+      indexPruneBound(now - this.maxTtlMs),
       idempotency?.value ?? '',
-      this.maxTtlMs + 60_000,
+      String(this.maxTtlMs + 60_000),
       this.keys.eventsChannel,
       record.id,
-      maxOpenTasks,
-      Date.now(),
-      ...fields,
+      String(maxOpenTasks),
+      String(now),
+      // The record's fields travel as one JSON array (see CREATE_TASK).
+      JSON.stringify(fields),
     ];
   }
 
@@ -164,11 +167,15 @@ export class TaskStore {
   /**
    * Completes several tasks in one round trip and one script: each gets `completion` (status and
    * message) and its own result, guarded as by {@link transition}, whose outcome it returns.
+   * `completion.status` must be terminal (the script takes each task out of the open-task set).
    */
   async completeMany(
     items: readonly { id: string; result: unknown }[],
     completion: { status: TaskStatus; statusMessage: string },
   ): Promise<TransitionOutcome[]> {
+    if (!isTerminal(completion.status)) {
+      throw new Error(`completeMany needs a terminal status, not ${completion.status}`);
+    }
     const keys: string[] = [this.keys.outbox];
     const args: string[] = [
       this.keys.eventsChannel,
@@ -182,7 +189,7 @@ export class TaskStore {
       args.push(id, JSON.stringify(result) ?? 'null');
     }
     const replies = await this.redis.longrunCompleteMany(keys.length, ...keys, ...args);
-    return replies.map(toOutcome);
+    return replies.split(',').map((reply) => toOutcome(reply.split(' ')));
   }
 
   /**

@@ -352,10 +352,12 @@ export class TaskWorker {
     let result: unknown;
     try {
       this.opts.onActiveChange?.(1);
-      // Through a promise, so that a handler that throws at once still clears the mark first.
-      result = await Promise.resolve()
-        .then(() => definition.handler(parsed.data, ctx))
-        .finally(stopMark);
+      // A handler that throws at once, or rejects, clears the mark first all the same.
+      try {
+        result = await definition.handler(parsed.data, ctx);
+      } finally {
+        stopMark();
+      }
     } catch (error) {
       if (error instanceof InputParked)
         return { outcome: 'input_required', thrown: new DelayedError() };

@@ -1,4 +1,4 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { IRouter, Request, RequestHandler, Response } from 'express';
 import {
   fieldErrors,
   idempotencyKeySchema,
@@ -12,17 +12,26 @@ import { jsonBody } from '../http/json-body.js';
 import type { TaskService } from '../services/task-service.js';
 import type { TaskStream } from '../services/task-stream.js';
 
+/** Where the task routes live. */
+const JOBS_PATH = '/v1/jobs';
 /**
- * `/v1/jobs` routes: thin; the service decides, the error handler answers problems. `before`
- * (authentication, limits) runs first on every one of them.
+ * The collection's own route. With the trailing slash it matches `/v1/jobs` and `/v1/jobs/`, and
+ * the metrics' `route` label stays `/v1/jobs/`, as it was when these routes were a mounted router.
  */
-export function jobsRouter(
+const COLLECTION = `${JOBS_PATH}/`;
+
+/**
+ * The `/v1/jobs` routes, added to `router` (the app itself: a mounted sub-router would cost each
+ * request a second routing pass, measurable on a submit: bench/analysis.md). Thin: the service
+ * decides, the error handler answers problems. `before` (authentication, limits) runs first on
+ * every one of them; a path that is no task route gets the app's 404.
+ */
+export function addJobRoutes(
+  router: IRouter,
   service: TaskService,
   stream: TaskStream,
   before: RequestHandler[] = [],
-): Router {
-  const router = Router();
-  if (before.length > 0) router.use(...before);
+): void {
   const tenantOf = (res: Response) => res.locals.tenant as string;
   /** Loads the caller's task before anything else about the request is looked at. */
   const owned = async (req: Request<{ id: string }>, res: Response, next: () => void) => {
@@ -34,7 +43,7 @@ export function jobsRouter(
     if (!isTerminal(record.status)) res.setHeader('Retry-After', String(service.retryAfter));
   };
 
-  router.post('/', jsonBody(), async (req, res) => {
+  router.post(COLLECTION, ...before, jsonBody(), async (req, res) => {
     const key = idempotencyKey(req);
     const { handle, created } = await service.submit(tenantOf(res), req.body, {
       idempotencyKey: key,
@@ -48,16 +57,16 @@ export function jobsRouter(
     res.json(handle);
   });
 
-  router.get('/', async (req, res) => {
+  router.get(COLLECTION, ...before, async (req, res) => {
     res.json(await service.list(tenantOf(res), req.query));
   });
 
-  router.get('/:id', owned, (_req, res) => {
+  router.get(`${JOBS_PATH}/:id`, ...before, owned, (_req, res) => {
     handleHeaders(res, taskOf(res));
     res.json(service.handle(taskOf(res)));
   });
 
-  router.get('/:id/result', owned, async (req, res) => {
+  router.get(`${JOBS_PATH}/:id/result`, ...before, owned, async (req, res) => {
     const query = resultQuerySchema.safeParse(req.query);
     if (!query.success) {
       throw new Problem({
@@ -78,26 +87,30 @@ export function jobsRouter(
     res.json(service.result(record));
   });
 
-  router.get('/:id/events', owned, async (req, res) => {
+  router.get(`${JOBS_PATH}/:id/events`, ...before, owned, async (req, res) => {
     await stream.serve(taskOf(res), req, res);
   });
 
-  router.post('/:id/cancel', owned, jsonBody({ optional: true }), async (_req, res) => {
-    res.json(await service.cancel(taskOf(res)));
-  });
+  router.post(
+    `${JOBS_PATH}/:id/cancel`,
+    ...before,
+    owned,
+    jsonBody({ optional: true }),
+    async (_req, res) => {
+      res.json(await service.cancel(taskOf(res)));
+    },
+  );
 
-  router.post('/:id/input', owned, jsonBody(), async (req, res) => {
+  router.post(`${JOBS_PATH}/:id/input`, ...before, owned, jsonBody(), async (req, res) => {
     const handle = await service.answer(taskOf(res), req.body);
     handleHeaders(res, handle);
     res.json(handle);
   });
 
-  router.delete('/:id', owned, async (_req, res) => {
+  router.delete(`${JOBS_PATH}/:id`, ...before, owned, async (_req, res) => {
     await service.forget(taskOf(res));
     res.status(204).end();
   });
-
-  return router;
 }
 
 function idempotencyKey(req: Request): string | undefined {
