@@ -42,6 +42,8 @@ node -e '
 kill -INT -- -$pid
 for i in $(seq 1 80); do kill -0 $pid 2>/dev/null || break; sleep 0.25; done
 kill -0 $pid 2>/dev/null && echo "STILL RUNNING" || echo "STOPPED"
+# npm may return before its child has finished stopping: give Redis' shutdown (AOF) a moment.
+for i in $(seq 1 40); do redis-cli -p 6379 ping >/dev/null 2>&1 || break; sleep 0.25; done
 redis-cli -p 6379 ping >/dev/null 2>&1 && echo "REDIS STILL UP" || echo "REDIS DOWN"
 grep "longrun\\]" ${dir}/out.log
 ls ${dir}/data/redis

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { CompletionBatch, TaskStore } from '@longrun/queue';
+import { CompletionBatch, CreateBatch, TaskStore } from '@longrun/queue';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
 
@@ -30,6 +30,91 @@ describe('TaskStore.create', () => {
     expect(stored?.callback).toEqual(task.callback);
     expect(stored).toMatchObject({ tenant: 't', type: 'echo', status: 'working', ttlMs: 60_000 });
     expect(await store.lastEvent(task.id)).toMatchObject({ id: '1', status: 'working' });
+  });
+});
+
+describe('TaskStore.createMany and CreateBatch', () => {
+  it('creates several tasks in one call, each in order, with its own idempotency claim and cap', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const [a, b, c, d, e] = [
+      record(),
+      record(),
+      record(),
+      newRecord({ tenant: 'capped' }),
+      newRecord({ tenant: 'capped' }),
+    ];
+    const claim = (id: string) => ({ key: store.keys.idempotency('t', 'k1'), value: `${id} h` });
+    const outcomes = await store.createMany([
+      { record: a },
+      { record: b, idempotency: claim(b.id) },
+      { record: c, idempotency: claim(c.id) }, // the same key, claimed by b just before
+      { record: d, maxOpenTasks: 1 },
+      { record: e, maxOpenTasks: 1 }, // d, created just before, fills the cap
+    ]);
+    expect(outcomes).toEqual([
+      { created: true },
+      { created: true },
+      { created: false, idempotencyValue: `${b.id} h` },
+      { created: true },
+      { created: false, full: true, openTasks: 1 },
+    ]);
+    for (const t of [a, b, d]) {
+      expect(await store.get(t.id)).toMatchObject({
+        id: t.id,
+        tenant: t.tenant,
+        status: 'working',
+      });
+      expect(await store.lastEvent(t.id)).toMatchObject({ id: '1', status: 'working' });
+    }
+    for (const t of [c, e]) expect(await redis.exists(store.keys.task(t.id))).toBe(0);
+    expect(await redis.zcard(store.keys.index('t'))).toBe(2);
+    expect(await redis.zrange(store.keys.openTasks('capped'), 0, -1)).toEqual([d.id]);
+  });
+
+  it('sends the creates asked for in one turn together, a lone one alone, the record before what follows', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const calls: number[] = [];
+    const many = store.createMany.bind(store);
+    // The real store, counted: how many creates travel in each call.
+    store.createMany = (items) => {
+      calls.push(items.length);
+      return many(items);
+    };
+    const batch = new CreateBatch(store);
+    const tasks = Array.from({ length: 5 }, record);
+    const pending = tasks.map((t) => batch.create({ record: t }));
+    let answered = false;
+    void Promise.all(pending.map((p) => p.outcome)).then(() => (answered = true));
+    // `written` comes before the answer; a command sent after it on the same connection (as the
+    // submit's job is) runs after the create in Redis.
+    await Promise.all(pending.map((p) => p.written));
+    expect(answered).toBe(false);
+    const statuses = await Promise.all(
+      tasks.map((t) => redis.hget(store.keys.task(t.id), 'status')),
+    );
+    expect(statuses).toEqual(Array(5).fill('working'));
+    expect(await Promise.all(pending.map((p) => p.outcome))).toEqual(
+      Array(5).fill({ created: true }),
+    );
+    expect(calls).toEqual([5]);
+    const lone = record();
+    expect(await batch.create({ record: lone }).outcome).toEqual({ created: true });
+    expect(calls).toEqual([5]); // a single create goes out as the plain script
+    expect((await store.get(lone.id))?.status).toBe('working');
+  });
+
+  it('fails every create of a call that failed, and sends none again', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const batch = new CreateBatch(store);
+    const [a, b] = [record(), newRecord({ tenant: 'other' })];
+    await redis.set(store.keys.index('other'), 'not a sorted set', 'EX', 60); // WRONGTYPE for b
+    const settled = await Promise.allSettled(
+      [a, b].map((t) => batch.create({ record: t }).outcome),
+    );
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+    // a was written before the script stopped at b: its submit takes it back (TaskService does).
+    expect(await redis.hget(store.keys.task(a.id), 'status')).toBe('working');
+    expect(await redis.exists(store.keys.events(b.id))).toBe(0);
   });
 });
 

@@ -10,3 +10,4 @@ export * from './webhook-target.js';
 export * from './webhooks.js';
 export * from './completion-batch.js';
 export * from './write-coalescing.js';
+export * from './create-batch.js';

@@ -43,37 +43,68 @@ end
 `;
 
 /**
+ * Stores a new task: claims its idempotency key and checks the tenant's open-task cap first.
+ * `fields` is a JSON array [field, value, …] of strings: one argument instead of thirty, because
+ * the API builds and writes each argument of a command one by one, and decoding the array here
+ * costs Redis less than that costs the API (decision 21). Returns 'ok', 'dup <idempotencyValue>'
+ * or 'full <openTasks>'.
+ */
+const CREATE = `${APPEND_EVENT}
+local function create(task, index, idem, events, outbox, open_set, expires_at, member, prune_bound, idem_value, index_ttl, channel, id, cap, now, fields_json)
+  if idem_value ~= '' then
+    local existing = redis.call('GET', idem)
+    if existing then return 'dup ' .. existing end
+  end
+  local limit = tonumber(cap)
+  if limit > 0 then
+    redis.call('ZREMRANGEBYSCORE', open_set, '-inf', now)
+    local open = redis.call('ZCARD', open_set)
+    if open >= limit then return 'full ' .. open end
+  end
+  if idem_value ~= '' then redis.call('SET', idem, idem_value, 'PXAT', expires_at) end
+  local fields = cjson.decode(fields_json)
+  redis.call('HSET', task, unpack(fields))
+  redis.call('PEXPIREAT', task, expires_at)
+  local written = {}
+  for i = 1, #fields, 2 do written[fields[i]] = fields[i + 1] end
+  redis.call('ZADD', index, 0, member)
+  redis.call('ZREMRANGEBYLEX', index, prune_bound, '+')
+  redis.call('PEXPIRE', index, index_ttl)
+  redis.call('ZADD', open_set, expires_at, id)
+  redis.call('PEXPIRE', open_set, index_ttl)
+  push_event(task, events, outbox, channel, id, false, 1, written.status, written.msg, written.progress, written.updated, written.callback)
+  return 'ok'
+end
+`;
+
+/**
  * KEYS: task, index, idempotency (or the task key when none), events, outbox, open-tasks set.
  * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, channel,
- * taskId, maxOpenTasks (0 = no cap), now, fields: a JSON array [field, value, …] of strings. One
- * argument instead of thirty: the API builds and writes each argument of a command one by one,
- * and decoding the array here costs Redis less than that costs the API (bench/analysis.md).
- * Returns {'ok'}, {'dup', existingIdempotencyValue} or {'full', openTasks}.
+ * taskId, maxOpenTasks (0 = no cap), now, fields (a JSON array, see CREATE).
+ * Returns what `create` returns.
  */
-export const CREATE_TASK = `${APPEND_EVENT}
-if ARGV[4] ~= '' then
-  local existing = redis.call('GET', KEYS[3])
-  if existing then return {'dup', existing} end
+export const CREATE_TASK = `${CREATE}
+return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+`;
+
+/**
+ * The creates of several tasks in one call (the submits an API process handled in one turn), each
+ * on its own and in order, as by CREATE_TASK: a later one sees the idempotency keys and open
+ * tasks of the earlier ones.
+ * KEYS: outbox, then for each task: task, index, idempotency (or the task key), events, open set.
+ * ARGV: channel, now, pruneBound, indexTtlMs, then for each task: expiresAt, indexMember,
+ * idempotencyValue, taskId, maxOpenTasks, fields.
+ * Returns one reply of `create` per task, in order.
+ */
+export const CREATE_MANY = `${CREATE}
+local replies = {}
+local n = (#KEYS - 1) / 5
+for i = 0, n - 1 do
+  local k, a = 1 + i * 5, 4 + i * 6
+  replies[i + 1] = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[1], KEYS[k + 5],
+    ARGV[a + 1], ARGV[a + 2], ARGV[3], ARGV[a + 3], ARGV[4], ARGV[1], ARGV[a + 4], ARGV[a + 5], ARGV[2], ARGV[a + 6])
 end
-local cap = tonumber(ARGV[8])
-if cap > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', ARGV[9])
-  local open = redis.call('ZCARD', KEYS[6])
-  if open >= cap then return {'full', tostring(open)} end
-end
-if ARGV[4] ~= '' then redis.call('SET', KEYS[3], ARGV[4], 'PXAT', ARGV[1]) end
-local fields = cjson.decode(ARGV[10])
-redis.call('HSET', KEYS[1], unpack(fields))
-redis.call('PEXPIREAT', KEYS[1], ARGV[1])
-local written = {}
-for i = 1, #fields, 2 do written[fields[i]] = fields[i + 1] end
-redis.call('ZADD', KEYS[2], 0, ARGV[2])
-redis.call('ZREMRANGEBYLEX', KEYS[2], ARGV[3], '+')
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
-redis.call('ZADD', KEYS[6], ARGV[1], ARGV[7])
-redis.call('PEXPIRE', KEYS[6], ARGV[5])
-push_event(KEYS[1], KEYS[4], KEYS[5], ARGV[6], ARGV[7], false, 1, written.status, written.msg, written.progress, written.updated, written.callback)
-return {'ok'}
+return replies
 `;
 
 /**

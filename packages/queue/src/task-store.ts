@@ -11,6 +11,7 @@ import { isTerminal } from '@longrun/core';
 import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
 import {
   COMPLETE_MANY,
+  CREATE_MANY,
   CREATE_TASK,
   DISCARD_TASK,
   FORGET_TASK,
@@ -36,13 +37,21 @@ export type TransitionOutcome =
   | { ok: false; reason: 'missing' }
   | { ok: false; reason: 'refused'; current: TaskStatus };
 
+/** One task to create: its record, its idempotency claim, the tenant's cap (0 = none). */
+export interface CreateItem {
+  record: TaskRecord;
+  idempotency?: { key: string; value: string } | undefined;
+  maxOpenTasks?: number;
+}
+
 export type CreateOutcome =
   | { created: true }
   | { created: false; idempotencyValue: string }
   | { created: false; full: true; openTasks: number };
 
 interface TaskRedis extends Redis {
-  longrunCreate(...args: (string | number)[]): Promise<string[]>;
+  longrunCreate(...args: (string | number)[]): Promise<string>;
+  longrunCreateMany(numberOfKeys: number, ...args: string[]): Promise<string[]>;
   longrunTransition(...args: (string | number)[]): Promise<string[]>;
   longrunCompleteMany(numberOfKeys: number, ...args: (string | number)[]): Promise<string>;
   longrunForget(...args: (string | number)[]): Promise<string[]>;
@@ -66,6 +75,7 @@ export class TaskStore {
     this.keys = taskKeys(prefix);
     if (!('longrunCreate' in redis)) {
       redis.defineCommand('longrunCreate', { numberOfKeys: 6, lua: CREATE_TASK });
+      redis.defineCommand('longrunCreateMany', { lua: CREATE_MANY });
       redis.defineCommand('longrunTransition', { numberOfKeys: 3, lua: TRANSITION_TASK });
       // The number of keys varies with the batch: passed first on each call.
       redis.defineCommand('longrunCompleteMany', { lua: COMPLETE_MANY });
@@ -82,43 +92,90 @@ export class TaskStore {
     idempotency?: { key: string; value: string },
     maxOpenTasks = 0,
   ): Promise<CreateOutcome> {
+    const now = Date.now();
+    const item = this.createItem({ record, idempotency, maxOpenTasks });
+    const [task, index, idem, events, open] = item.keys;
+    const [expiresAt, member, idemValue, id, cap, fields] = item.args;
     const reply = await this.redis.longrunCreate(
-      ...this.createArgs(record, idempotency, maxOpenTasks),
+      task,
+      index,
+      idem,
+      events,
+      this.keys.outbox,
+      open,
+      expiresAt,
+      member,
+      this.pruneBound(now),
+      idemValue,
+      this.indexTtl,
+      this.keys.eventsChannel,
+      id,
+      cap,
+      String(now),
+      fields,
     );
-    if (reply[0] === 'dup') return { created: false, idempotencyValue: reply[1] ?? '' };
-    if (reply[0] === 'full') return { created: false, full: true, openTasks: Number(reply[1]) };
-    return { created: true };
+    return toCreateOutcome(reply);
   }
 
-  private createArgs(
-    record: TaskRecord,
-    idempotency: { key: string; value: string } | undefined,
-    maxOpenTasks: number,
-  ): string[] {
+  /**
+   * Creates several tasks in one round trip and one script, each as by {@link create} and in
+   * order (a later one sees the idempotency keys and open tasks of the earlier ones).
+   */
+  async createMany(items: readonly CreateItem[]): Promise<CreateOutcome[]> {
     const now = Date.now();
+    const keys: string[] = [this.keys.outbox];
+    const args: string[] = [
+      this.keys.eventsChannel,
+      String(now),
+      this.pruneBound(now),
+      this.indexTtl,
+    ];
+    for (const item of items) {
+      const made = this.createItem(item);
+      keys.push(...made.keys);
+      args.push(...made.args);
+    }
+    const replies = await this.redis.longrunCreateMany(keys.length, ...keys, ...args);
+    return replies.map(toCreateOutcome);
+  }
+
+  /** A create's own keys (task, index, idempotency, events, open set) and arguments. */
+  private createItem({ record, idempotency, maxOpenTasks = 0 }: CreateItem): {
+    keys: [string, string, string, string, string];
+    args: [string, string, string, string, string, string];
+  } {
     const taskKey = this.keys.task(record.id);
     const member = indexMember(record.createdAt, record.id);
     const fields = serialise(record);
     fields.push('ix', member, 'idem', idempotency?.key ?? '', 'seq', '1');
-    return [
-      taskKey,
-      this.keys.index(record.tenant),
-      idempotency?.key ?? taskKey,
-      this.keys.events(record.id),
-      this.keys.outbox,
-      this.keys.openTasks(record.tenant),
-      String(record.createdAt + record.ttlMs),
-      member,
-      indexPruneBound(now - this.maxTtlMs),
-      idempotency?.value ?? '',
-      String(this.maxTtlMs + 60_000),
-      this.keys.eventsChannel,
-      record.id,
-      String(maxOpenTasks),
-      String(now),
-      // The record's fields travel as one JSON array (see CREATE_TASK).
-      JSON.stringify(fields),
-    ];
+    return {
+      keys: [
+        taskKey,
+        this.keys.index(record.tenant),
+        idempotency?.key ?? taskKey,
+        this.keys.events(record.id),
+        this.keys.openTasks(record.tenant),
+      ],
+      args: [
+        String(record.createdAt + record.ttlMs),
+        member,
+        idempotency?.value ?? '',
+        record.id,
+        String(maxOpenTasks),
+        // The record's fields travel as one JSON array (decision 21).
+        JSON.stringify(fields),
+      ],
+    };
+  }
+
+  /** Index entries older than the longest ttl are pruned as new ones are added. */
+  private pruneBound(now: number): string {
+    return indexPruneBound(now - this.maxTtlMs);
+  }
+
+  /** How long a tenant's index and open set outlive their newest task. */
+  private get indexTtl(): string {
+    return String(this.maxTtlMs + 60_000);
   }
 
   /** The record, or `null` once it is gone (never created, expired or forgotten). */
@@ -291,6 +348,14 @@ export class TaskStore {
   async pruneIndex(tenant: string, members: readonly string[]): Promise<void> {
     if (members.length > 0) await this.redis.zrem(this.keys.index(tenant), ...members);
   }
+}
+
+function toCreateOutcome(reply: string): CreateOutcome {
+  if (reply === 'ok') return { created: true };
+  if (reply.startsWith('dup ')) return { created: false, idempotencyValue: reply.slice(4) };
+  if (reply.startsWith('full '))
+    return { created: false, full: true, openTasks: Number(reply.slice(5)) };
+  throw new Error(`unexpected reply to a create: ${reply}`);
 }
 
 function toOutcome(reply: string[]): TransitionOutcome {

@@ -17,7 +17,7 @@ import {
   type TaskRecord,
   type TaskResult,
 } from '@longrun/core';
-import { stableJson, type TaskQueue, type WebhookTargetPolicy } from '@longrun/queue';
+import { CreateBatch, stableJson, type TaskQueue, type WebhookTargetPolicy } from '@longrun/queue';
 import { InputValidator } from './input-validator.js';
 
 export interface TaskServiceOptions {
@@ -42,9 +42,12 @@ const LIST_SCAN_LIMIT = 1000;
 export class TaskService {
   private readonly createSchema: ReturnType<typeof createJobRequestSchema>;
   private readonly inputs = new InputValidator();
+  /** The creates of one event-loop turn go to Redis as one script call (decision 21). */
+  private readonly creates: CreateBatch;
 
   constructor(private readonly opts: TaskServiceOptions) {
     this.createSchema = createJobRequestSchema(opts.maxTtlMs);
+    this.creates = new CreateBatch(opts.tasks.store);
   }
 
   get retryAfter(): number {
@@ -136,10 +139,15 @@ export class TaskService {
       ).catch(() => undefined);
 
     if (!idempotency && this.opts.maxOpenTasks === 0) {
-      // Nothing can refuse this create (no idempotency key, no cap): send the record and the job
-      // together, in one write and one round trip. Redis runs them in that order.
+      // Nothing can refuse this create (no idempotency key, no cap): the job follows the record
+      // at once, without waiting for its answer, in the same write and round trip. Redis runs
+      // them in that order.
+      // Queued once the connection is ready (`redis` waits for one being made), and then sent
+      // with the other creates of this turn.
+      const pending = await this.redis(async () => this.creates.create({ record }));
+      await pending.written;
       const [stored, queued] = await Promise.allSettled([
-        this.redis(() => this.store.create(record)),
+        this.redis(() => pending.outcome),
         this.redis(() => this.opts.tasks.enqueue(record, definition, enqueue)),
       ]);
       if (stored.status === 'rejected' || queued.status === 'rejected') {
@@ -151,8 +159,9 @@ export class TaskService {
       return { handle: this.handle(record), created: true };
     }
 
-    const outcome = await this.redis(() =>
-      this.store.create(record, idempotency, this.opts.maxOpenTasks),
+    const outcome = await this.redis(
+      () =>
+        this.creates.create({ record, idempotency, maxOpenTasks: this.opts.maxOpenTasks }).outcome,
     ).catch(async (error: unknown) => {
       // A create that timed out may still run once Redis is free: remove it after it.
       await this.redis(() => this.store.discard(record, idempotency)).catch(() => undefined);
