@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { toHandle } from '@longrun/core';
 import { CompletionBatch, CreateBatch, TaskStore } from '@longrun/queue';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
@@ -115,6 +116,53 @@ describe('TaskStore.createMany and CreateBatch', () => {
     // a was written before the script stopped at b: its submit takes it back (TaskService does).
     expect(await redis.hget(store.keys.task(a.id), 'status')).toBe('working');
     expect(await redis.exists(store.keys.events(b.id))).toBe(0);
+  });
+});
+
+describe('TaskStore.peek', () => {
+  it('reads what a handle shows, the same handle as the whole record gives, without the input', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const big = { blob: 'x'.repeat(200_000) };
+    const [working, done, failed, asking, gone] = [
+      newRecord({
+        input: big,
+        callback: { url: 'https://example.test/h', secret: 's'.repeat(16) },
+      }),
+      record(),
+      record(),
+      record(),
+      record(),
+    ];
+    for (const t of [working, done, failed, asking]) await store.create(t);
+    await store.transition(working.id, { progress: { step: 2, of: 3 }, statusMessage: 'step 2' });
+    await store.transition(done.id, {
+      status: 'completed',
+      statusMessage: 'done',
+      result: { n: 1 },
+    });
+    await store.transition(failed.id, {
+      status: 'failed',
+      statusMessage: 'failed',
+      error: { message: 'boom' },
+    });
+    await store.transition(asking.id, {
+      status: 'input_required',
+      statusMessage: 'approve?',
+      awaitingInput: true,
+      inputRequest: { message: 'approve?', schema: { type: 'boolean' } },
+    });
+    for (const t of [working, done, failed, asking]) {
+      const view = await store.peek(t.id);
+      const whole = await store.get(t.id);
+      expect(view).not.toBeNull();
+      expect(toHandle(view!, 1000)).toEqual(toHandle(whole!, 1000));
+      expect(view!.tenant).toBe('t');
+      expect(view).not.toHaveProperty('input');
+      expect(view).not.toHaveProperty('inputs');
+      expect(view).not.toHaveProperty('callback');
+    }
+    expect(toHandle((await store.peek(done.id))!, 1000).result).toEqual({ n: 1 });
+    expect(await store.peek(gone.id)).toBeNull();
   });
 });
 

@@ -24,6 +24,26 @@ export interface TaskRecord {
   callback?: Callback;
 }
 
+/**
+ * What a handle shows of a record, and its tenant (for the ownership check): what a poll reads.
+ * Not the input, the answers or the callback, which can be large or secret.
+ */
+export type HandleFields = Pick<
+  TaskRecord,
+  | 'id'
+  | 'tenant'
+  | 'type'
+  | 'status'
+  | 'statusMessage'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'ttlMs'
+  | 'progress'
+  | 'result'
+  | 'error'
+  | 'inputRequest'
+>;
+
 /** One entry of a task's event stream: the state right after a change. */
 export interface TaskEvent {
   /** The task's event number (1, 2, …), used as the SSE event id. */
@@ -53,7 +73,7 @@ export function handleAt(record: TaskRecord, event: TaskEvent, pollIntervalMs: n
  * The public handle for a record.
  * @example toHandle(record, 5000).status // 'working'
  */
-export function toHandle(record: TaskRecord, pollIntervalMs: number): TaskHandle {
+export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHandle {
   const handle: TaskHandle = {
     resultType: 'task',
     taskId: record.id,

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type {
   Callback,
+  HandleFields,
   InputRequest,
   TaskError,
   TaskEvent,
@@ -61,7 +62,7 @@ interface TaskRedis extends Redis {
 
 /**
  * longrun's task records in Redis: one hash per task (expiring with the task's ttl), one sorted
- * set per tenant for listing, one key per idempotency key. A poll is one `HGETALL`.
+ * set per tenant for listing, one key per idempotency key. A poll is one `HMGET` (`peek`).
  */
 export class TaskStore {
   readonly keys: TaskKeys;
@@ -181,6 +182,31 @@ export class TaskStore {
   /** The record, or `null` once it is gone (never created, expired or forgotten). */
   async get(id: string): Promise<TaskRecord | null> {
     return parse(id, await this.redis.hgetall(this.keys.task(id)));
+  }
+
+  /**
+   * What a handle shows of a record (one `HMGET`), or `null` once it is gone: a poll's read, which
+   * neither moves nor parses the input and answers, whatever their size.
+   */
+  async peek(id: string): Promise<HandleFields | null> {
+    const [tenant, type, status, msg, created, updated, ttl, progress, result, error, request] =
+      await this.redis.hmget(this.keys.task(id), ...HANDLE_FIELDS);
+    if (!status || !tenant) return null;
+    const view: HandleFields = {
+      id,
+      tenant,
+      type: type ?? '',
+      status: status as TaskStatus,
+      statusMessage: msg ?? '',
+      createdAt: Number(created),
+      updatedAt: Number(updated),
+      ttlMs: Number(ttl),
+    };
+    if (progress) view.progress = JSON.parse(progress) as TaskRecord['progress'];
+    if (result !== null && result !== undefined) view.result = JSON.parse(result) as unknown;
+    if (error) view.error = JSON.parse(error) as TaskError;
+    if (request) view.inputRequest = JSON.parse(request) as InputRequest;
+    return view;
   }
 
   /** Several records in one round trip; missing ones are `null`. */
@@ -407,6 +433,21 @@ function serialise(record: Serialisable): string[] {
   if (record.callback !== undefined) put('callback', JSON.stringify(record.callback));
   return out;
 }
+
+/** The hash fields `peek` reads, in the order it reads them. */
+const HANDLE_FIELDS = [
+  'tenant',
+  'type',
+  'status',
+  'msg',
+  'created',
+  'updated',
+  'ttl',
+  'progress',
+  'result',
+  'error',
+  'inputRequest',
+] as const;
 
 function parse(id: string, hash: Record<string, string>): TaskRecord | null {
   if (!hash.status || !hash.tenant) return null;

@@ -61,9 +61,11 @@ export function addJobRoutes(
     res.json(await service.list(tenantOf(res), req.query));
   });
 
-  router.get(`${JOBS_PATH}/:id`, ...before, owned, (_req, res) => {
-    handleHeaders(res, taskOf(res));
-    res.json(service.handle(taskOf(res)));
+  // A poll reads only what the handle shows (not the input or answers, whatever their size).
+  router.get(`${JOBS_PATH}/:id`, ...before, async (req: Request<{ id: string }>, res) => {
+    const view = await service.peek(tenantOf(res), req.params.id);
+    handleHeaders(res, view);
+    res.json(service.handle(view));
   });
 
   router.get(`${JOBS_PATH}/:id/result`, ...before, owned, async (req, res) => {

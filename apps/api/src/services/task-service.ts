@@ -11,6 +11,7 @@ import {
   taskNotFound,
   toHandle,
   toTaskStatus,
+  type HandleFields,
   type JobCatalog,
   type TaskHandle,
   type TaskList,
@@ -54,7 +55,7 @@ export class TaskService {
     return retryAfterSeconds(this.opts.pollIntervalMs);
   }
 
-  handle(record: TaskRecord): TaskHandle {
+  handle(record: HandleFields): TaskHandle {
     return toHandle(record, this.opts.pollIntervalMs);
   }
 
@@ -185,6 +186,14 @@ export class TaskService {
       throw error;
     }
     return { handle: this.handle(record), created: true };
+  }
+
+  /** What the handle of the task shows, if it exists and belongs to `tenant`; 404 otherwise. */
+  async peek(tenant: string, id: string): Promise<HandleFields> {
+    if (!isTaskId(id)) throw taskNotFound();
+    const view = await this.redis(() => this.store.peek(id));
+    if (!view || view.tenant !== tenant) throw taskNotFound();
+    return view;
   }
 
   /** The task, if it exists and belongs to `tenant`; 404 otherwise. */
