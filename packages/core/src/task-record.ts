@@ -74,14 +74,17 @@ export function handleAt(record: TaskRecord, event: TaskEvent, pollIntervalMs: n
  * @example toHandle(record, 5000).status // 'working'
  */
 export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHandle {
+  const createdAt = new Date(record.createdAt).toISOString();
   const handle: TaskHandle = {
     resultType: 'task',
     taskId: record.id,
     type: record.type,
     status: record.status,
     statusMessage: record.statusMessage,
-    createdAt: new Date(record.createdAt).toISOString(),
-    lastUpdatedAt: new Date(record.updatedAt).toISOString(),
+    createdAt,
+    // A new task's two times are the same: one string for both.
+    lastUpdatedAt:
+      record.updatedAt === record.createdAt ? createdAt : new Date(record.updatedAt).toISOString(),
     ttlMs: record.ttlMs,
     pollIntervalMs,
   };

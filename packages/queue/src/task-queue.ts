@@ -185,6 +185,11 @@ export class TaskQueue {
    * while disconnected, so callers wait here, bounded by their own deadline, instead of failing
    * a request that arrives while the connection is still being made.
    */
+  /** Whether the connection is ready now (commands go out at once). */
+  get ready(): boolean {
+    return this.connection.status === 'ready';
+  }
+
   whenReady(): Promise<void> {
     if (this.connection.status === 'ready') return Promise.resolve();
     // One shared listener however many requests wait during an outage.

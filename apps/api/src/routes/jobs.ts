@@ -49,9 +49,10 @@ export function addJobRoutes(
       idempotencyKey: key,
       requestId: res.locals.requestId as string,
     });
+    // A task id is a UUID: nothing in the path needs encoding (`res.location` would try).
     res
       .status(202)
-      .location(`/v1/jobs/${handle.taskId}`)
+      .setHeader('Location', `${JOBS_PATH}/${handle.taskId}`)
       .setHeader('Retry-After', String(service.retryAfter));
     if (!created) res.setHeader('Idempotent-Replayed', 'true');
     res.json(handle);

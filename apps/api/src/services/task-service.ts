@@ -143,9 +143,10 @@ export class TaskService {
       // Nothing can refuse this create (no idempotency key, no cap): the job follows the record
       // at once, without waiting for its answer, in the same write and round trip. Redis runs
       // them in that order.
-      // Queued once the connection is ready (`redis` waits for one being made), and then sent
-      // with the other creates of this turn.
-      const pending = await this.redis(async () => this.creates.create({ record }));
+      // Queued once the connection is ready (`redis` waits, within the deadline, for one being
+      // made), and then sent with the other creates of this turn.
+      if (!this.opts.tasks.ready) await this.redis(() => Promise.resolve());
+      const pending = this.creates.create({ record });
       await pending.written;
       const [stored, queued] = await Promise.allSettled([
         this.redis(() => pending.outcome),
