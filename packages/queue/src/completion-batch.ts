@@ -1,80 +1,53 @@
 import type { TaskStatus } from '@longrun/core';
 import type { TaskStore, TransitionOutcome } from './task-store.js';
+import { TurnBatch, type PendingCall, type Queued } from './turn-batch.js';
 
-interface Pending {
+interface Completion {
   id: string;
   result: unknown;
-  written: () => void;
-  resolve: (outcome: TransitionOutcome) => void;
-  reject: (error: unknown) => void;
 }
 
 /** A completion on its way: `written` once it is on the connection, `outcome` once answered. */
-export interface PendingCompletion {
-  written: Promise<void>;
-  outcome: Promise<TransitionOutcome>;
-}
+export type PendingCompletion = PendingCall<TransitionOutcome>;
 
 /**
- * Gathers the completions asked for during one turn of the event loop and sends them as one
- * script call (`TaskStore.completeMany`): a worker running many jobs finishes several per turn,
- * and each call costs a socket write and a script start on both sides. A lone completion goes
- * out as the plain transition script. Nothing waits longer than the rest of the current turn.
+ * The completions asked for during one turn of the event loop, sent as one script call
+ * (`TaskStore.completeMany`): a worker running many jobs finishes several per turn, and each call
+ * costs a socket write and a script start on both sides. A lone completion goes out as the plain
+ * transition script. If a call fails, each of its completions is sent again on its own, so one
+ * bad task fails alone (a completion is guarded, so sending it twice is harmless).
  */
-export class CompletionBatch {
-  private pending: Pending[] = [];
-  private scheduled = false;
-
+export class CompletionBatch extends TurnBatch<Completion, TransitionOutcome> {
   /** `completion`: the status and message every completed task gets. */
   constructor(
     private readonly store: TaskStore,
     private readonly completion: { status: TaskStatus; statusMessage: string },
-    private readonly maxBatch = 100,
-  ) {}
+    maxBatch = 100,
+  ) {
+    super(maxBatch);
+  }
 
-  /**
-   * Completes `id` with `result`; the outcome is the one `TaskStore.transition` would give.
-   * `written` resolves once the call is on the connection (sent, or queued while reconnecting):
-   * any command sent on the same connection after that runs after it in Redis.
-   */
+  /** Completes `id` with `result`; the outcome is the one `TaskStore.transition` would give. */
   complete(id: string, result: unknown): PendingCompletion {
-    let written!: () => void;
-    const sent = new Promise<void>((resolve) => (written = resolve));
-    const outcome = new Promise<TransitionOutcome>((resolve, reject) => {
-      this.pending.push({ id, result, written, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
-    });
-    return { written: sent, outcome };
+    return this.add({ id, result });
   }
 
-  private one(p: Pending): Promise<TransitionOutcome> {
-    return this.store.transition(p.id, { ...this.completion, result: p.result });
+  protected send(items: Completion[]): Promise<TransitionOutcome[]> {
+    return items.length === 1
+      ? this.one(items[0]!).then((outcome) => [outcome])
+      : this.store.completeMany(items, this.completion);
   }
 
-  private readonly flush = (): void => {
-    this.scheduled = false;
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, this.maxBatch);
-      const sent =
-        batch.length === 1
-          ? this.one(batch[0]!).then((outcome) => [outcome])
-          : this.store.completeMany(batch, this.completion);
-      // The call above wrote its command (ioredis sends synchronously, or queues it offline).
-      for (const p of batch) p.written();
-      sent.then(
-        (outcomes) => batch.forEach((p, i) => p.resolve(outcomes[i]!)),
-        (error: unknown) => {
-          if (batch.length === 1) {
-            batch[0]!.reject(error);
-            return;
-          }
-          // One bad moment must not fail every job of the batch: each goes again on its own.
-          for (const p of batch) this.one(p).then(p.resolve, p.reject);
-        },
-      );
+  protected override failed(batch: Queued<Completion, TransitionOutcome>[], error: unknown): void {
+    if (batch.length === 1) {
+      batch[0]!.reject(error);
+      return;
     }
-  };
+    // One bad moment must not fail every job of the batch: each goes again on its own.
+    for (const q of batch) this.one(q.item).then(q.resolve, q.reject);
+  }
+
+  private one(c: Completion): Promise<TransitionOutcome> {
+    return this.store.transition(c.id, { ...this.completion, result: c.result });
+  }
 }
