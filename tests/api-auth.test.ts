@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpClient } from './helpers/http.js';
-import { KEY_B, startInProcessApi, type InProcessApi } from './helpers/service.js';
+import { KEY_A, KEY_B, startInProcessApi, type InProcessApi } from './helpers/service.js';
 
 let api: InProcessApi;
 let taskId: string;
@@ -40,6 +40,22 @@ describe('authentication', () => {
       expect(res.status, `${method} ${path}`).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
       expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    }
+  });
+
+  it('answers 401 on any other path or method under /v1/jobs too, and 404 once authenticated', async () => {
+    const anonymous = httpClient(api.url);
+    const known = httpClient(api.url, KEY_A);
+    for (const [method, path] of [
+      ['PATCH', `/v1/jobs/${taskId}`],
+      ['GET', `/v1/jobs/${taskId}/nothing-here`],
+      ['PUT', '/v1/jobs'],
+    ] as [string, string][]) {
+      const res = await anonymous(method, path, { body: method === 'GET' ? undefined : {} });
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      const authed = await known(method, path, { body: method === 'GET' ? undefined : {} });
+      expect(authed.status, `${method} ${path} with a key`).toBe(404);
     }
   });
 

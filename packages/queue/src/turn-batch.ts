@@ -26,8 +26,9 @@ export abstract class TurnBatch<Item, Outcome> {
   constructor(private readonly maxBatch = 100) {}
 
   /**
-   * Queues `item` for this turn's call. `written` resolves once the call is on the connection
-   * (sent, or queued while reconnecting): any command sent on the same connection after that runs
+   * Queues `item` for this turn's call. `written` resolves once the call has been handed to the
+   * connection (sent, queued while reconnecting, or refused at once by a connection that cannot
+   * write, which `outcome` then says): any command sent on the same connection after that runs
    * after it in Redis.
    */
   protected add(item: Item): PendingCall<Outcome> {

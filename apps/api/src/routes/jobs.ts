@@ -24,7 +24,7 @@ const COLLECTION = `${JOBS_PATH}/`;
  * The `/v1/jobs` routes, added to `router` (the app itself: a mounted sub-router would cost each
  * request a second routing pass, measurable on a submit: bench/analysis.md). Thin: the service
  * decides, the error handler answers problems. `before` (authentication, limits) runs first on
- * every one of them; a path that is no task route gets the app's 404.
+ * every one of them, and on any other path under `/v1/jobs` before the app's 404.
  */
 export function addJobRoutes(
   router: IRouter,
@@ -114,6 +114,10 @@ export function addJobRoutes(
     await service.forget(taskOf(res));
     res.status(204).end();
   });
+
+  // Any other path or method under /v1/jobs: authenticated (and limited) all the same, then the
+  // app's 404. Only requests no route above answered get here.
+  router.use(JOBS_PATH, ...before);
 }
 
 function idempotencyKey(req: Request): string | undefined {

@@ -18,7 +18,14 @@ import {
   type TaskRecord,
   type TaskResult,
 } from '@longrun/core';
-import { CreateBatch, stableJson, type TaskQueue, type WebhookTargetPolicy } from '@longrun/queue';
+import {
+  CreateBatch,
+  stableJson,
+  type CreateItem,
+  type PendingCreate,
+  type TaskQueue,
+  type WebhookTargetPolicy,
+} from '@longrun/queue';
 import { InputValidator } from './input-validator.js';
 
 export interface TaskServiceOptions {
@@ -143,10 +150,7 @@ export class TaskService {
       // Nothing can refuse this create (no idempotency key, no cap): the job follows the record
       // at once, without waiting for its answer, in the same write and round trip. Redis runs
       // them in that order.
-      // Queued once the connection is ready (`redis` waits, within the deadline, for one being
-      // made), and then sent with the other creates of this turn.
-      if (!this.opts.tasks.ready) await this.redis(() => Promise.resolve());
-      const pending = this.creates.create({ record });
+      const pending = await this.queueCreate({ record });
       await pending.written;
       const [stored, queued] = await Promise.allSettled([
         this.redis(() => pending.outcome),
@@ -161,11 +165,15 @@ export class TaskService {
       return { handle: this.handle(record), created: true };
     }
 
-    const outcome = await this.redis(
-      () =>
-        this.creates.create({ record, idempotency, maxOpenTasks: this.opts.maxOpenTasks }).outcome,
-    ).catch(async (error: unknown) => {
-      // A create that timed out may still run once Redis is free: remove it after it.
+    const pending = await this.queueCreate({
+      record,
+      idempotency,
+      maxOpenTasks: this.opts.maxOpenTasks,
+    });
+    const outcome = await this.redis(() => pending.outcome).catch(async (error: unknown) => {
+      // A create that timed out may still run once Redis is free: remove it after it (it is on
+      // the connection once `written`; commands on one connection run in order).
+      await pending.written;
       await this.redis(() => this.store.discard(record, idempotency)).catch(() => undefined);
       throw error;
     });
@@ -195,6 +203,17 @@ export class TaskService {
     const view = await this.redis(() => this.store.peek(id));
     if (!view || view.tenant !== tenant) throw taskNotFound();
     return view;
+  }
+
+  /**
+   * Queues a create for this turn's batch once the connection is ready (waiting, within the
+   * deadline, for one being made: past it the submit answers 503 with nothing sent). Queued only
+   * then, so that whatever the submit sends after the create's `written` (its job, or the discard
+   * of a create that timed out) reaches Redis after it.
+   */
+  private async queueCreate(item: CreateItem): Promise<PendingCreate> {
+    if (!this.opts.tasks.ready) await this.redis(() => Promise.resolve());
+    return this.creates.create(item);
   }
 
   /** The task, if it exists and belongs to `tenant`; 404 otherwise. */
