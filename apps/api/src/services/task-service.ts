@@ -18,14 +18,7 @@ import {
   type TaskRecord,
   type TaskResult,
 } from '@longrun/core';
-import {
-  CreateBatch,
-  stableJson,
-  type CreateItem,
-  type PendingCreate,
-  type TaskQueue,
-  type WebhookTargetPolicy,
-} from '@longrun/queue';
+import { CreateBatch, stableJson, type TaskQueue, type WebhookTargetPolicy } from '@longrun/queue';
 import { InputValidator } from './input-validator.js';
 
 export interface TaskServiceOptions {
@@ -150,7 +143,8 @@ export class TaskService {
       // Nothing can refuse this create (no idempotency key, no cap): the job follows the record
       // at once, without waiting for its answer, in the same write and round trip. Redis runs
       // them in that order.
-      const pending = await this.queueCreate({ record });
+      if (!this.opts.tasks.ready) await this.untilReady();
+      const pending = this.creates.create({ record });
       await pending.written;
       const [stored, queued] = await Promise.allSettled([
         this.redis(() => pending.outcome),
@@ -165,7 +159,8 @@ export class TaskService {
       return { handle: this.handle(record), created: true };
     }
 
-    const pending = await this.queueCreate({
+    if (!this.opts.tasks.ready) await this.untilReady();
+    const pending = this.creates.create({
       record,
       idempotency,
       maxOpenTasks: this.opts.maxOpenTasks,
@@ -206,14 +201,13 @@ export class TaskService {
   }
 
   /**
-   * Queues a create for this turn's batch once the connection is ready (waiting, within the
-   * deadline, for one being made: past it the submit answers 503 with nothing sent). Queued only
-   * then, so that whatever the submit sends after the create's `written` (its job, or the discard
-   * of a create that timed out) reaches Redis after it.
+   * Waits, within the deadline, for a connection being made (past it the submit answers 503 with
+   * nothing sent). A create is queued for its turn's batch only on a ready connection, so that
+   * whatever the submit sends after the create's `written` (its job, or the discard of a create
+   * that timed out) reaches Redis after it.
    */
-  private async queueCreate(item: CreateItem): Promise<PendingCreate> {
-    if (!this.opts.tasks.ready) await this.redis(() => Promise.resolve());
-    return this.creates.create(item);
+  private async untilReady(): Promise<void> {
+    await this.redis(() => Promise.resolve());
   }
 
   /** The task, if it exists and belongs to `tenant`; 404 otherwise. */
