@@ -19,7 +19,7 @@ ENV TURBO_TELEMETRY_DISABLED=1 \
     NPM_CONFIG_UPDATE_NOTIFIER=false
 COPY package.json package-lock.json ./
 COPY packages/core/package.json packages/core/
-COPY packages/queue/package.json packages/queue/
+COPY packages/engine/package.json packages/engine/
 COPY apps/api/package.json apps/api/
 COPY apps/worker/package.json apps/worker/
 RUN --mount=type=cache,target=/root/.npm npm ci
@@ -36,13 +36,13 @@ WORKDIR /app
 # The workspace manifests make npm ci link node_modules/@longrun/* -> packages/* and apps/*.
 COPY package.json package-lock.json ./
 COPY packages/core/package.json packages/core/
-COPY packages/queue/package.json packages/queue/
+COPY packages/engine/package.json packages/engine/
 COPY apps/api/package.json apps/api/
 COPY apps/worker/package.json apps/worker/
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev
 # ...and the compiled code those links point at (each package's "exports" is ./dist/index.js).
 COPY --from=build /app/packages/core/dist packages/core/dist
-COPY --from=build /app/packages/queue/dist packages/queue/dist
+COPY --from=build /app/packages/engine/dist packages/engine/dist
 COPY --from=build /app/apps/worker/dist apps/worker/dist
 COPY --from=build /app/apps/api/dist apps/api/dist
 

@@ -34,7 +34,7 @@ import { latency, load, rawAdd, startApi, startBare } from './lib/services.mjs';
 const BUILT = [
   'apps/api/dist/main.js',
   'apps/worker/dist/main.js',
-  'packages/queue/dist/task-store.js',
+  'packages/engine/dist/task-store.js',
 ];
 const builtStamp = () =>
   BUILT.map((f) => (existsSync(join(root, f)) ? statSync(join(root, f)).mtimeMs : 0)).join(',');

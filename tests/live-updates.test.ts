@@ -5,7 +5,7 @@ import { lookup } from 'node:dns/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WEBHOOK_HEADERS, webhookSignature } from '@longrun/core';
-import { WebhookTargetPolicy } from '@longrun/queue';
+import { WebhookTargetPolicy } from '@longrun/engine';
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
 import {

@@ -4,7 +4,7 @@ import type { Express } from 'express';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiKeys, createApp } from '@longrun/api';
-import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/queue';
+import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/engine';
 import { catalog } from '@longrun/worker';
 import { KEY_A, startInProcessApi, uniquePrefix, type InProcessApi } from './helpers/service.js';
 

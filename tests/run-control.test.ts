@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createCatalog, defineJobType } from '@longrun/core';
-import { createRedis, TaskQueue, TaskWorker } from '@longrun/queue';
+import { createRedis, TaskQueue, TaskWorker } from '@longrun/engine';
 import { waitFor } from './helpers/http.js';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { toHandle } from '@longrun/core';
-import { CompletionBatch, CreateBatch, TaskStore } from '@longrun/queue';
+import { CompletionBatch, CreateBatch, TaskStore } from '@longrun/engine';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import { ApiKeys, createApp } from '@longrun/api';
-import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/queue';
+import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/engine';
 import { catalog } from '@longrun/worker';
 import { httpClient } from './http.js';
 import { startApp, type Proc } from './processes.js';

@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { JobCatalog } from '@longrun/core';
-import type { TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/queue';
+import type { TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/engine';
 import { requireTenant, type ApiKeys } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';

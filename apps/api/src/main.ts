@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { pino } from 'pino';
 import { ConfigError } from '@longrun/core';
-import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/queue';
+import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/engine';
 import { catalog } from '@longrun/worker';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';

@@ -11,7 +11,7 @@ import {
   TaskWorker,
   WebhookDispatcher,
   WebhookTargetPolicy,
-} from '@longrun/queue';
+} from '@longrun/engine';
 import { loadConfig } from './config.js';
 import { catalog } from './jobs/index.js';
 import { WorkerMetrics } from './metrics.js';

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { DeliveryOutcome, RunOutcome } from '@longrun/queue';
+import type { DeliveryOutcome, RunOutcome } from '@longrun/engine';
 
 /** The worker's Prometheus metrics, on a registry of its own. */
 export class WorkerMetrics {

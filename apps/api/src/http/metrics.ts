@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { guard, QUEUE_STATES, type TaskQueue } from '@longrun/queue';
+import { guard, QUEUE_STATES, type TaskQueue } from '@longrun/engine';
 
 /** The API's Prometheus metrics, on a registry of its own. */
 export class ApiMetrics {

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { Problem } from '@longrun/core';
-import { StoreFullError, StoreUnavailableError } from '@longrun/queue';
+import { StoreFullError, StoreUnavailableError } from '@longrun/engine';
 import type { Logger } from 'pino';
 
 /** Sends a problem as `application/problem+json` with its headers. */

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { Problem } from '@longrun/core';
-import { guard, type TaskQueue } from '@longrun/queue';
+import { guard, type TaskQueue } from '@longrun/engine';
 
 /**
  * Per-tenant request rate limit (mount it only when `perSecond` > 0), counted in Redis so it holds across API replicas. Over the limit:

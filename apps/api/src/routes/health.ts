@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { guard, type TaskQueue } from '@longrun/queue';
+import { guard, type TaskQueue } from '@longrun/engine';
 import type { Registry } from 'prom-client';
 
 /** `/healthz` (process up), `/readyz` (Redis answers), `/metrics` (Prometheus). */

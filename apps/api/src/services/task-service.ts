@@ -18,7 +18,7 @@ import {
   type TaskRecord,
   type TaskResult,
 } from '@longrun/core';
-import { CreateBatch, stableJson, type TaskQueue, type WebhookTargetPolicy } from '@longrun/queue';
+import { CreateBatch, stableJson, type TaskQueue, type WebhookTargetPolicy } from '@longrun/engine';
 import { InputValidator } from './input-validator.js';
 
 export interface TaskServiceOptions {

@@ -10,7 +10,7 @@ import {
   type TaskHandle,
   type TaskRecord,
 } from '@longrun/core';
-import { guard, type TaskEvents, type TaskQueue } from '@longrun/queue';
+import { guard, type TaskEvents, type TaskQueue } from '@longrun/engine';
 
 export interface TaskStreamOptions {
   tasks: TaskQueue;

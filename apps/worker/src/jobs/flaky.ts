@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { defineJobType } from '@longrun/core';
+
+/** Fails its first `failTimes` attempts with `message`, then returns the attempt that succeeded. */
+export const flakyJob = defineJobType({
+  name: 'flaky',
+  input: z.strictObject({
+    failTimes: z.int().min(0).max(2),
+    message: z.string().min(1).max(1000).default('flaky failure'),
+  }),
+  attempts: 3,
+  backoffMs: 100,
+  handler({ failTimes, message }, ctx) {
+    if (ctx.attempt <= failTimes) throw new Error(message);
+    return { attempt: ctx.attempt };
+  },
+});
