@@ -677,7 +677,9 @@ describe('types', () => {
     const typed = createClient<typeof jobTypes>({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k' });
     expectTypeOf<JobInput<typeof jobTypes, 'sleep'>>().toEqualTypeOf<{ ms: number }>();
     expectTypeOf<JobInput<typeof jobTypes, 'approval'>>().toEqualTypeOf<{ question: string }>();
-    expectTypeOf(typed.submit).parameter(0).toEqualTypeOf<'sleep' | 'echo' | 'fail' | 'flaky' | 'approval'>();
+    expectTypeOf(typed.submit)
+      .parameter(0)
+      .toEqualTypeOf<'sleep' | 'echo' | 'fail' | 'flaky' | 'approval'>();
     // Never called: tsc checks these lines, vitest only needs them to exist.
     const compileOnly = () => {
       void typed.submit('sleep', { ms: 5 });

@@ -4,9 +4,9 @@ import type { Express } from 'express';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiKeys, createApp } from '@longrun/api';
-import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/engine';
+import { createRedis } from '@longrun/engine';
 import { catalog } from '@longrun/worker';
-import { KEY_A, startInProcessApi, uniquePrefix, type InProcessApi } from './helpers/service.js';
+import { buildEngine, KEY_A, startInProcessApi, type InProcessApi } from './helpers/service.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an OpenAPI document is free-form JSON
 type Doc = any;
@@ -71,25 +71,24 @@ function buildApp() {
   const subscriber = createRedis(redisUrl, 'subscriber');
   connection.on('error', () => undefined);
   subscriber.on('error', () => undefined);
-  const tasks = new TaskQueue({ connection, prefix: uniquePrefix(), maxTtlMs: MAX_TTL_MS });
+  const engine = buildEngine(connection, subscriber, {
+    maxTtlMs: MAX_TTL_MS,
+    defaultTtlMs: 60_000,
+    catalog: new Map(),
+  });
   const app = createApp({
-    tasks,
-    events: new TaskEvents(subscriber, tasks.store.keys.eventsChannel),
-    webhookPolicy: new WebhookTargetPolicy([]),
+    engine,
     catalog,
     keys: new ApiKeys(new Map([[KEY_A, 'alpha']])),
     logger: pino({ level: 'silent' }),
-    pollIntervalMs: 1000,
-    defaultTtlMs: 60_000,
     maxTtlMs: MAX_TTL_MS,
     redisTimeoutMs: 2000,
     rateLimitRps: 0,
-    maxOpenTasks: 0,
   });
   return {
     app,
     async close() {
-      await tasks.close().catch(() => undefined);
+      await engine.close().catch(() => undefined);
       connection.disconnect();
       subscriber.disconnect();
     },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createCatalog, defineJobType } from '@longrun/core';
-import { createRedis, TaskQueue, TaskWorker } from '@longrun/engine';
+import { createRedis, TaskQueue, TaskStore, TaskWorker } from '@longrun/engine';
 import { waitFor } from './helpers/http.js';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
@@ -57,7 +57,8 @@ async function setup() {
     conn.on('error', () => undefined);
     if (conn.status !== 'ready') await new Promise((resolve) => conn.once('ready', resolve));
   }
-  const tasks = new TaskQueue({ connection: producer, prefix, maxTtlMs: 3_600_000, catalog });
+  const tasks = new TaskQueue({ connection: producer, prefix, catalog });
+  const store = new TaskStore(producer, prefix, 3_600_000);
   cleanup.push(() => tasks.close());
   const stopped = new Set<string>();
   const quiet = {
@@ -82,24 +83,21 @@ async function setup() {
   await worker.start();
   const submit = async (type: string): Promise<string> => {
     const record = newRecord({ type, ttlMs: 600_000 });
-    await tasks.store.create(record);
+    await store.create(record);
     await tasks.enqueue(record, catalog.get(type)!);
     return record.id;
   };
   /** What the API does on cancel: mark the record, then broadcast. */
   const cancel = async (id: string) => {
-    await tasks.store.transition(id, {
-      status: 'cancelled',
-      statusMessage: 'cancelled by request',
-    });
+    await store.transition(id, 'cancel', { cancelRequested: true });
     await tasks.broadcastCancel(id);
   };
-  return { tasks, submit, cancel, stopped };
+  return { tasks, store, submit, cancel, stopped };
 }
 
 describe('a run is stopped whether or not its handler has read ctx.signal', () => {
   it('a signal first read after the cancel is already aborted', async () => {
-    const { tasks, submit, cancel, stopped } = await setup();
+    const { store, submit, cancel, stopped } = await setup();
     const id = await submit('late-reader');
     await waitFor(async () => gates.has(id) || undefined, { what: 'the handler to start' });
     await cancel(id);
@@ -107,12 +105,12 @@ describe('a run is stopped whether or not its handler has read ctx.signal', () =
     gates.get(id)!();
     await waitFor(async () => seen.get(id), { what: 'the handler to read its signal' });
     expect(seen.get(id)).toEqual({ abortedWhenRead: true, reason: new Error('cancelled') });
-    const record = await tasks.store.get(id);
+    const record = await store.get(id);
     expect(record?.status).toBe('cancelled'); // the handler's "done" did not overwrite it
   });
 
   it('a handler that never reads it finishes, and its result is refused', async () => {
-    const { tasks, submit, cancel } = await setup();
+    const { tasks, store, submit, cancel } = await setup();
     const id = await submit('never-reader');
     await waitFor(async () => gates.has(id) || undefined, { what: 'the handler to start' });
     await cancel(id);
@@ -125,19 +123,19 @@ describe('a run is stopped whether or not its handler has read ctx.signal', () =
         what: 'the job to end',
       },
     );
-    const record = await tasks.store.get(id);
+    const record = await store.get(id);
     expect(record?.status).toBe('cancelled');
     expect(record?.result).toBeUndefined();
   });
 
   it('without a cancel the signal a handler reads is live', async () => {
-    const { tasks, submit } = await setup();
+    const { store, submit } = await setup();
     const id = await submit('late-reader');
     await waitFor(async () => gates.has(id) || undefined, { what: 'the handler to start' });
     gates.get(id)!();
     await waitFor(async () => seen.get(id), { what: 'the handler to read its signal' });
     expect(seen.get(id)?.abortedWhenRead).toBe(false);
-    await waitFor(async () => (await tasks.store.get(id))?.status === 'completed' || undefined, {
+    await waitFor(async () => (await store.get(id))?.status === 'completed' || undefined, {
       what: 'completed',
     });
   });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { toHandle } from '@longrun/core';
-import { CompletionBatch, CreateBatch, TaskStore } from '@longrun/engine';
+import { LIFECYCLE, toHandle } from '@longrun/core';
+import { CompletionBatch, CreateBatch, TaskLog, TaskStore } from '@longrun/engine';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
 
@@ -14,6 +14,7 @@ const record = () => newRecord();
 describe('TaskStore.create', () => {
   it('stores any string the input may hold exactly (the fields travel to Redis as one JSON array)', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const log = new TaskLog(redis, store.keys);
     const input = {
       quotes: 'say "hi" \\ back\\slash',
       controls: '\u0000\u0001\n\t\u001f',
@@ -30,13 +31,14 @@ describe('TaskStore.create', () => {
     expect(stored?.input).toEqual(JSON.parse(JSON.stringify(input)));
     expect(stored?.callback).toEqual(task.callback);
     expect(stored).toMatchObject({ tenant: 't', type: 'echo', status: 'working', ttlMs: 60_000 });
-    expect(await store.lastEvent(task.id)).toMatchObject({ id: '1', status: 'working' });
+    expect(await log.lastEvent(task.id)).toMatchObject({ id: '1', status: 'working' });
   });
 });
 
 describe('TaskStore.createMany and CreateBatch', () => {
   it('creates several tasks in one call, each in order, with its own idempotency claim and cap', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const log = new TaskLog(redis, store.keys);
     const [a, b, c, d, e] = [
       record(),
       record(),
@@ -65,7 +67,7 @@ describe('TaskStore.createMany and CreateBatch', () => {
         tenant: t.tenant,
         status: 'working',
       });
-      expect(await store.lastEvent(t.id)).toMatchObject({ id: '1', status: 'working' });
+      expect(await log.lastEvent(t.id)).toMatchObject({ id: '1', status: 'working' });
     }
     for (const t of [c, e]) expect(await redis.exists(store.keys.task(t.id))).toBe(0);
     expect(await redis.zcard(store.keys.index('t'))).toBe(2);
@@ -134,19 +136,13 @@ describe('TaskStore.peek', () => {
       record(),
     ];
     for (const t of [working, done, failed, asking]) await store.create(t);
-    await store.transition(working.id, { progress: { step: 2, of: 3 }, statusMessage: 'step 2' });
-    await store.transition(done.id, {
-      status: 'completed',
-      statusMessage: 'done',
-      result: { n: 1 },
+    await store.transition(working.id, 'progress', {
+      progress: { step: 2, of: 3 },
+      statusMessage: 'step 2',
     });
-    await store.transition(failed.id, {
-      status: 'failed',
-      statusMessage: 'failed',
-      error: { message: 'boom' },
-    });
-    await store.transition(asking.id, {
-      status: 'input_required',
+    await store.transition(done.id, 'complete', { statusMessage: 'done', result: { n: 1 } });
+    await store.transition(failed.id, 'fail', { error: { message: 'boom' } });
+    await store.transition(asking.id, 'park', {
       statusMessage: 'approve?',
       awaitingInput: true,
       inputRequest: { message: 'approve?', schema: { type: 'boolean' } },
@@ -169,39 +165,33 @@ describe('TaskStore.peek', () => {
 describe('TaskStore event list', () => {
   it('numbers events 1, 2, … and reads after any id, also once the oldest were trimmed', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const log = new TaskLog(redis, store.keys);
     const task = record();
     await store.create(task);
-    for (let i = 1; i <= 1004; i++) await store.transition(task.id, { progress: i });
+    for (let i = 1; i <= 1004; i++) await store.transition(task.id, 'progress', { progress: i });
     // 1 (create) + 1 004 progress events = 1 005; the list keeps the newest 1 000: 6 … 1 005.
-    expect((await store.lastEvent(task.id))?.id).toBe('1005');
-    const oldest = await store.events(task.id, undefined, 3);
+    expect((await log.lastEvent(task.id))?.id).toBe('1005');
+    const oldest = await log.events(task.id, undefined, 3);
     expect(oldest.map((e) => e.id)).toEqual(['6', '7', '8']);
     expect(oldest[0]?.progress).toBe(5);
-    expect((await store.events(task.id, '0', 1))[0]?.id).toBe('6'); // trimmed ones are skipped
-    expect((await store.events(task.id, '1002')).map((e) => e.id)).toEqual([
-      '1003',
-      '1004',
-      '1005',
-    ]);
-    expect(await store.events(task.id, '1005')).toEqual([]);
-    expect((await store.event(task.id, '500'))?.progress).toBe(499);
-    expect(await store.event(task.id, '3')).toBeNull();
+    expect((await log.events(task.id, '0', 1))[0]?.id).toBe('6'); // trimmed ones are skipped
+    expect((await log.events(task.id, '1002')).map((e) => e.id)).toEqual(['1003', '1004', '1005']);
+    expect(await log.events(task.id, '1005')).toEqual([]);
+    expect((await log.event(task.id, '500'))?.progress).toBe(499);
+    expect(await log.event(task.id, '3')).toBeNull();
     expect(await redis.pttl(store.keys.events(task.id))).toBeGreaterThan(50_000); // expires with the task
   });
 
   it('keeps a small task small: the event list costs far less than a stream node', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const log = new TaskLog(redis, store.keys);
     const task = record();
     await store.create(task);
-    await store.transition(task.id, { statusMessage: 'running' });
-    await store.transition(task.id, {
-      status: 'completed',
-      statusMessage: 'completed',
-      result: { ok: true },
-    });
+    await store.transition(task.id, 'start');
+    await store.transition(task.id, 'complete', { result: { ok: true } });
     const bytes = Number(await redis.call('MEMORY', 'USAGE', store.keys.events(task.id)));
     expect(bytes).toBeLessThan(1024);
-    const events = await store.events(task.id, undefined);
+    const events = await log.events(task.id, undefined);
     expect(events.map((e) => [e.id, e.status])).toEqual([
       ['1', 'working'],
       ['2', 'working'],
@@ -210,27 +200,23 @@ describe('TaskStore event list', () => {
   });
 });
 
-const COMPLETED = { status: 'completed', statusMessage: 'completed' } as const;
-
 describe('TaskStore.completeMany and CompletionBatch', () => {
   it('completes several tasks in one call, each guarded, with its own result and outcome', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const log = new TaskLog(redis, store.keys);
     const [a, b, c, d] = [record(), record(), record(), record()];
     await store.create(a);
     await store.create(b);
     await store.create(d);
-    await store.transition(b.id, { status: 'cancelled', statusMessage: 'cancelled by request' });
-    await store.transition(d.id, { progress: 50 });
-    const outcomes = await store.completeMany(
-      [
-        { id: a.id, result: { x: 1 } },
-        { id: b.id, result: 2 },
-        { id: c.id, result: null }, // never created
-        { id: d.id, result: undefined },
-        { id: a.id, result: 'again' }, // a is terminal by now
-      ],
-      COMPLETED,
-    );
+    await store.transition(b.id, 'cancel');
+    await store.transition(d.id, 'progress', { progress: 50 });
+    const outcomes = await store.completeMany([
+      { id: a.id, result: { x: 1 } },
+      { id: b.id, result: 2 },
+      { id: c.id, result: null }, // never created
+      { id: d.id, result: undefined },
+      { id: a.id, result: 'again' }, // a is terminal by now
+    ]);
     expect(outcomes).toEqual([
       { ok: true, previous: 'working', eventId: '2' },
       { ok: false, reason: 'refused', current: 'cancelled' },
@@ -250,14 +236,14 @@ describe('TaskStore.completeMany and CompletionBatch', () => {
     expect(await redis.exists(store.keys.task(c.id))).toBe(0);
     expect((await store.get(d.id))?.result).toBeNull();
     // The event is built from the fields written: status, message and the progress kept.
-    const last = await store.lastEvent(d.id);
+    const last = await log.lastEvent(d.id);
     expect(last).toMatchObject({
       id: '3',
       status: 'completed',
       statusMessage: 'completed',
       progress: 50,
     });
-    expect((await store.lastEvent(a.id))?.status).toBe('completed');
+    expect((await log.lastEvent(a.id))?.status).toBe('completed');
     // Terminal tasks leave the tenant's open set.
     expect(await redis.zscore(store.keys.openTasks('t'), a.id)).toBeNull();
   });
@@ -267,11 +253,11 @@ describe('TaskStore.completeMany and CompletionBatch', () => {
     const calls: number[] = [];
     const many = store.completeMany.bind(store);
     // The real store, counted: how many completions travel in each call.
-    store.completeMany = (items, completion) => {
+    store.completeMany = (items) => {
       calls.push(items.length);
-      return many(items, completion);
+      return many(items);
     };
-    const batch = new CompletionBatch(store, COMPLETED);
+    const batch = new CompletionBatch(store);
     const tasks = Array.from({ length: 5 }, record);
     for (const t of tasks) await store.create(t);
     const outcomes = await Promise.all(tasks.map((t, i) => batch.complete(t.id, { i }).outcome));
@@ -315,13 +301,10 @@ describe('CompletionBatch when the batched call fails', () => {
     listener.on('message', (channel: string, seq: string) => heard.push(`${channel} ${seq}`));
     await listener.subscribe(store.keys.eventsChannel + hooked.id);
     try {
-      await store.completeMany(
-        [
-          { id: plain.id, result: 1 },
-          { id: hooked.id, result: 2 },
-        ],
-        COMPLETED,
-      );
+      await store.completeMany([
+        { id: plain.id, result: 1 },
+        { id: hooked.id, result: 2 },
+      ]);
       const outbox = await redis.xrange(store.keys.outbox, '-', '+');
       expect(outbox.map(([, fields]) => fields)).toEqual([['task', hooked.id, 'event', '2']]);
       await expect.poll(() => heard).toEqual([`${store.keys.eventsChannel}${hooked.id} 2`]);
@@ -330,19 +313,21 @@ describe('CompletionBatch when the batched call fails', () => {
     }
   });
 
-  it('refuses a status that is not terminal (the script takes each task out of the open set)', async () => {
+  it("writes the status and message of the lifecycle table's complete row", async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
     const task = record();
     await store.create(task);
-    await expect(
-      store.completeMany([{ id: task.id, result: 1 }], { status: 'working', statusMessage: 'x' }),
-    ).rejects.toThrow(/terminal/);
-    expect((await store.get(task.id))?.status).toBe('working');
+    await store.completeMany([{ id: task.id, result: 1 }]);
+    expect(await store.get(task.id)).toMatchObject({
+      status: LIFECYCLE.complete.to,
+      statusMessage: LIFECYCLE.complete.statusMessage,
+      result: 1,
+    });
   });
 
   it('sends each completion again on its own, so one bad task fails alone', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
-    const batch = new CompletionBatch(store, COMPLETED);
+    const batch = new CompletionBatch(store);
     const [a, b] = [record(), record()];
     await store.create(a);
     await store.create(b);

@@ -118,10 +118,7 @@ describe('starting a run', () => {
     const queue = a.tasks.queueFor('sleep');
     await queue.pause();
     const id = await submit(a, 'sleep', { ms: 60_000 });
-    const cancelled = await a.tasks.store.transition(id, {
-      status: 'cancelled',
-      statusMessage: 'cancelled by request',
-    });
+    const cancelled = await a.store.transition(id, 'cancel', { cancelRequested: true });
     expect(cancelled.ok).toBe(true);
     await queue.resume();
     // The 60 s handler ends within the wait below only if the refused mark aborted it.

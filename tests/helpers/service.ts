@@ -4,7 +4,18 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import { ApiKeys, createApp } from '@longrun/api';
-import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/engine';
+import type { Redis } from 'ioredis';
+import type { JobCatalog } from '@longrun/core';
+import {
+  createRedis,
+  taskKeys,
+  TaskEngine,
+  TaskEvents,
+  WebhookTargetPolicy,
+  type TaskEngineOptions,
+  type TaskQueue,
+  type TaskStore,
+} from '@longrun/engine';
 import { catalog } from '@longrun/worker';
 import { httpClient } from './http.js';
 import { startApp, type Proc } from './processes.js';
@@ -18,10 +29,35 @@ export function uniquePrefix(): string {
   return `test-${randomUUID().slice(0, 12)}`;
 }
 
+/** A real engine on `connection`, with its own subscriber for wake-ups (tests' defaults). */
+export function buildEngine(
+  connection: Redis,
+  subscriber: Redis,
+  opts: Partial<Omit<TaskEngineOptions, 'connection' | 'events'>> & { catalog?: JobCatalog } = {},
+): TaskEngine {
+  const prefix = opts.prefix ?? uniquePrefix();
+  return new TaskEngine({
+    connection,
+    events: new TaskEvents(subscriber, taskKeys(prefix).eventsChannel),
+    catalog,
+    webhookPolicy: new WebhookTargetPolicy([]),
+    pollIntervalMs: 1000,
+    defaultTtlMs: 86_400_000,
+    maxTtlMs: 7 * 86_400_000,
+    redisTimeoutMs: 2000,
+    maxOpenTasks: 0,
+    ...opts,
+    prefix,
+  });
+}
+
 export interface InProcessApi {
   url: string;
   prefix: string;
+  engine: TaskEngine;
+  /** The engine's BullMQ side (queues). */
   tasks: TaskQueue;
+  store: TaskStore;
   events: TaskEvents;
   /** Client as tenant "alpha". */
   http: ReturnType<typeof httpClient>;
@@ -50,15 +86,18 @@ export async function startInProcessApi(
   });
   connection.on('error', () => undefined);
   const maxTtlMs = opts.maxTtlMs ?? 7 * 86_400_000;
-  const tasks = new TaskQueue({ connection, prefix, maxTtlMs, catalog });
   const subscriber = createRedis(opts.redisUrl ?? inject('redisUrl'), 'subscriber');
   subscriber.on('error', () => undefined);
-  const events = new TaskEvents(subscriber, tasks.store.keys.eventsChannel);
-  await events.start();
-  const app = createApp({
-    tasks,
-    events,
+  const engine = buildEngine(connection, subscriber, {
+    prefix,
     webhookPolicy: new WebhookTargetPolicy(opts.webhookAllow ?? []),
+    pollIntervalMs: opts.pollIntervalMs ?? 1000,
+    maxTtlMs,
+    redisTimeoutMs,
+    maxOpenTasks: opts.maxOpenTasks ?? 0,
+  });
+  const app = createApp({
+    engine,
     catalog,
     keys: new ApiKeys(
       new Map([
@@ -67,12 +106,9 @@ export async function startInProcessApi(
       ]),
     ),
     logger: pino({ level: 'silent' }),
-    pollIntervalMs: opts.pollIntervalMs ?? 1000,
-    defaultTtlMs: 86_400_000,
     maxTtlMs,
     redisTimeoutMs,
     rateLimitRps: opts.rateLimitRps ?? 0,
-    maxOpenTasks: opts.maxOpenTasks ?? 0,
     adminKeys: opts.adminKeys ?? [],
   });
   const server: Server = await new Promise((resolve) => {
@@ -82,13 +118,15 @@ export async function startInProcessApi(
   return {
     url,
     prefix,
-    tasks,
-    events,
+    engine,
+    tasks: engine.jobs,
+    store: engine.store,
+    events: engine.events,
     http: httpClient(url, KEY_A),
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
-      await tasks.close().catch(() => undefined);
+      await engine.close().catch(() => undefined);
       connection.disconnect();
       subscriber.disconnect();
     },

@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { JobCatalog } from '@longrun/core';
-import type { TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/engine';
+import { TenantLimiter, type TaskEngine } from '@longrun/engine';
 import { requireTenant, type ApiKeys } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';
@@ -11,25 +11,18 @@ import { docsRouter } from './routes/docs.js';
 import { adminRouter } from './routes/admin.js';
 import { healthRouter } from './routes/health.js';
 import { addJobRoutes } from './routes/jobs.js';
-import { TaskService } from './services/task-service.js';
-import { TaskStream } from './services/task-stream.js';
 
 export interface AppDeps {
-  tasks: TaskQueue;
-  /** Process-wide wake-ups for SSE and long polls (one subscriber connection). */
-  events: TaskEvents;
-  webhookPolicy: WebhookTargetPolicy;
+  /** The task engine every route calls (it owns the Redis connection's task keys and queues). */
+  engine: TaskEngine;
+  /** The job types, for the OpenAPI document's input schemas. */
   catalog: JobCatalog;
   keys: ApiKeys;
   logger: Logger;
-  pollIntervalMs: number;
-  defaultTtlMs: number;
   maxTtlMs: number;
   redisTimeoutMs: number;
   /** Requests per second per tenant; 0 = no limit. */
   rateLimitRps: number;
-  /** Non-terminal tasks per tenant; 0 = no cap. */
-  maxOpenTasks: number;
   /** Keys for `/admin/queues` (bull-board); empty: not mounted. */
   adminKeys?: readonly string[];
   /** bull-board read-only (default true). */
@@ -38,27 +31,28 @@ export interface AppDeps {
 
 /**
  * Builds the HTTP app from its dependencies; `main.ts` wires real ones, tests do the same.
- * @example const app = createApp({ tasks, catalog, keys, logger, ...limits }); app.listen(3000)
+ * @example const app = createApp({ engine, catalog, keys, logger, ...limits }); app.listen(3000)
  */
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  const metrics = new ApiMetrics(deps.tasks, deps.redisTimeoutMs);
-  const service = new TaskService(deps);
-  const stream = new TaskStream(deps);
+  const jobs = deps.engine.jobs;
+  const metrics = new ApiMetrics(jobs, deps.redisTimeoutMs);
 
   app.use(requestLog(deps.logger, (req, res, seconds) => metrics.observe(req, res, seconds)));
 
   // The task routes first: they carry nearly all the traffic, so no other router is walked.
   const limits =
-    deps.rateLimitRps > 0 ? [rateLimit(deps.tasks, deps.rateLimitRps, deps.redisTimeoutMs)] : [];
+    deps.rateLimitRps > 0
+      ? [rateLimit(new TenantLimiter(jobs, deps.rateLimitRps, deps.redisTimeoutMs))]
+      : [];
   // Authentication and limits run first in each task route.
-  addJobRoutes(app, service, stream, [requireTenant(deps.keys), ...limits]);
-  app.use(healthRouter(deps.tasks, metrics.registry, deps.redisTimeoutMs));
+  addJobRoutes(app, deps.engine, [requireTenant(deps.keys), ...limits]);
+  app.use(healthRouter(jobs, metrics.registry, deps.redisTimeoutMs));
   if (deps.adminKeys?.length) {
-    const queues = [...deps.tasks.queues.values(), deps.tasks.webhookQueue];
+    const queues = [...jobs.queues.values(), jobs.webhookQueue];
     app.use(adminRouter(queues, deps.adminKeys, deps.adminReadOnly ?? true));
   }
   app.use(docsRouter(deps));

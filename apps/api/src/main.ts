@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { pino } from 'pino';
 import { ConfigError } from '@longrun/core';
-import { createRedis, TaskEvents, TaskQueue, WebhookTargetPolicy } from '@longrun/engine';
+import {
+  createRedis,
+  taskKeys,
+  TaskEngine,
+  TaskEvents,
+  WebhookTargetPolicy,
+} from '@longrun/engine';
 import { catalog } from '@longrun/worker';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
@@ -26,31 +32,33 @@ async function main(): Promise<void> {
   connection.on('error', (err: Error) =>
     logger.warn({ err: err.message }, 'redis connection error'),
   );
-  const tasks = new TaskQueue({
-    connection,
-    prefix: config.LONGRUN_PREFIX,
-    maxTtlMs: config.LONGRUN_MAX_TTL_MS,
-    catalog,
-  });
   const subscriber = createRedis(config.REDIS_URL, 'subscriber', cluster);
   subscriber.on('error', (err: Error) =>
     logger.warn({ err: err.message }, 'redis subscriber error'),
   );
-  const events = new TaskEvents(subscriber, tasks.store.keys.eventsChannel);
-  void events.start().catch((err: unknown) => logger.warn({ err }, 'could not subscribe yet'));
-  const app = createApp({
-    tasks,
+  const events = new TaskEvents(subscriber, taskKeys(config.LONGRUN_PREFIX).eventsChannel);
+  const engine = new TaskEngine({
+    connection,
     events,
-    webhookPolicy: new WebhookTargetPolicy(config.LONGRUN_WEBHOOK_ALLOW),
+    prefix: config.LONGRUN_PREFIX,
     catalog,
-    keys: new ApiKeys(keys),
-    logger,
+    webhookPolicy: new WebhookTargetPolicy(config.LONGRUN_WEBHOOK_ALLOW),
     pollIntervalMs: config.LONGRUN_POLL_INTERVAL_MS,
     defaultTtlMs: config.LONGRUN_DEFAULT_TTL_MS,
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
     redisTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
-    rateLimitRps: config.LONGRUN_RATE_LIMIT_RPS,
     maxOpenTasks: config.LONGRUN_MAX_OPEN_TASKS,
+    logger,
+    crashAt: config.LONGRUN_TEST_CRASH_AT,
+  });
+  const app = createApp({
+    engine,
+    catalog,
+    keys: new ApiKeys(keys),
+    logger,
+    maxTtlMs: config.LONGRUN_MAX_TTL_MS,
+    redisTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
+    rateLimitRps: config.LONGRUN_RATE_LIMIT_RPS,
     adminKeys: config.LONGRUN_ADMIN_KEYS,
     adminReadOnly: config.LONGRUN_ADMIN_READ_ONLY,
   });
@@ -87,7 +95,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     clearTimeout(force);
-    await tasks.close().catch(() => undefined);
+    await engine.close().catch(() => undefined);
     await events.close();
     await Promise.allSettled([connection.quit(), subscriber.quit()]);
     logger.info('api stopped');

@@ -209,6 +209,8 @@ function paths(jobTypes: string): Json {
         operationId: 'listJobs',
         tags: ['tasks'],
         summary: "List the caller's tasks, newest first",
+        description:
+          'Each item is a summary: the task handle without `result` (the task\'s own `GET` has it), so a page costs the same whatever the tasks weigh. `view=full` includes each result.',
         parameters: queryParameters(listJobsQuerySchema),
         responses: {
           '200': {
@@ -325,7 +327,7 @@ function paths(jobTypes: string): Json {
               'text/event-stream': {
                 schema: { type: 'string', description: 'See `TaskHandle` for each `data:` line.' },
                 example:
-                  'retry: 5000\n\nid: 1764498600000-0\nevent: task\ndata: {"resultType":"task","taskId":"8b7c2f0e-3f6a-4d6e-9a55-0c7f4f1d2b11","status":"working",…}\n\n',
+                  'retry: 5000\n\nid: 3\nevent: task\ndata: {"resultType":"task","taskId":"8b7c2f0e-3f6a-4d6e-9a55-0c7f4f1d2b11","status":"working",…}\n\n',
               },
             },
           },

@@ -17,6 +17,15 @@ const schema = z
      * from queued to their outcome in one script. 0: check and mark every run before it starts.
      */
     LONGRUN_RUNNING_MARK_MS: z.coerce.number().int().min(0).max(3_600_000).default(100),
+    /**
+     * How often the reconciler sweeps open tasks for ones whose job was lost, never arrived or
+     * was parked unrecorded (one worker at a time sweeps); 0 turns it off in this process.
+     */
+    LONGRUN_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
+    /** A task changed within this long is left alone by the reconciler (its writer may be at work). */
+    LONGRUN_RECONCILE_GRACE_MS: z.coerce.number().int().min(100).max(86_400_000).default(30_000),
+    /** Open tasks the reconciler checks per sweep. */
+    LONGRUN_RECONCILE_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
     /** Run only these job types (comma list); unset: all. */
     LONGRUN_WORKER_TYPES: z
       .string()

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import {
   createRedis,
   queueNameFor,
+  Reconciler,
   TaskWorker,
   WebhookDispatcher,
   WebhookTargetPolicy,
@@ -42,6 +43,18 @@ async function main(): Promise<void> {
     logger,
     onRun: metrics.onRun,
     onActiveChange: metrics.onActiveChange,
+    crashAt: config.LONGRUN_TEST_CRASH_AT,
+  });
+  const reconciler = new Reconciler({
+    connection,
+    prefix: config.LONGRUN_PREFIX,
+    catalog,
+    maxTtlMs: config.LONGRUN_MAX_TTL_MS,
+    intervalMs: config.LONGRUN_RECONCILE_INTERVAL_MS,
+    graceMs: config.LONGRUN_RECONCILE_GRACE_MS,
+    batch: config.LONGRUN_RECONCILE_BATCH,
+    logger,
+    onRepair: metrics.onRepair,
   });
   const webhooks = new WebhookDispatcher({
     connection,
@@ -61,6 +74,7 @@ async function main(): Promise<void> {
   await applyTypeConcurrency(connection, config.LONGRUN_PREFIX, config.LONGRUN_TYPE_CONCURRENCY);
   await worker.start();
   await webhooks.start();
+  if (config.LONGRUN_RECONCILE_INTERVAL_MS > 0) reconciler.start();
   logger.info(
     {
       metricsPort: port,
@@ -81,6 +95,7 @@ async function main(): Promise<void> {
       logger.error('shutdown did not finish in time; exiting');
       process.exit(1);
     }, config.LONGRUN_SHUTDOWN_GRACE_MS + 5000).unref();
+    await reconciler.stop().catch(() => undefined);
     const closed = worker.close().then(() => true);
     const inTime = await Promise.race([closed, sleep(config.LONGRUN_SHUTDOWN_GRACE_MS, false)]);
     if (!inTime) {

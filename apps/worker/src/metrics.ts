@@ -8,6 +8,7 @@ export class WorkerMetrics {
   private readonly processed: Counter<'type' | 'outcome'>;
   private readonly duration: Histogram<'type'>;
   private readonly deliveries: Counter<'outcome'>;
+  private readonly repairs: Counter<'repair'>;
   /** Handlers running now; read by the gauge at scrape time, not written to it per job. */
   private activeNow = 0;
   /** Labelled children by type and outcome: prom-client hashes the labels on every call otherwise. */
@@ -46,6 +47,12 @@ export class WorkerMetrics {
       labelNames: ['outcome'],
       registers: [this.registry],
     });
+    this.repairs = new Counter({
+      name: 'longrun_reconciler_repairs_total',
+      help: 'Tasks the reconciler repaired, by repair (requeue, promote, jobLost)',
+      labelNames: ['repair'],
+      registers: [this.registry],
+    });
     new Gauge({
       name: 'longrun_worker_concurrency',
       help: 'Jobs this worker process may run at once',
@@ -69,6 +76,10 @@ export class WorkerMetrics {
 
   onDelivery = (outcome: DeliveryOutcome): void => {
     this.deliveries.inc({ outcome });
+  };
+
+  onRepair = (repair: string): void => {
+    this.repairs.inc({ repair });
   };
 
   onActiveChange = (delta: 1 | -1): void => {

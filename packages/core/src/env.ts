@@ -48,6 +48,13 @@ export const sharedEnvShape = {
   LONGRUN_WEBHOOK_ALLOW: commaList(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
+  /**
+   * Test hook, never for production: the process kills itself (SIGKILL) at this point, so the
+   * tests can stop it exactly between two writes: `after-create` (API: a task's record is
+   * written, its job not yet), `after-park` (worker: a job is parked, its `input_required` not
+   * yet recorded).
+   */
+  LONGRUN_TEST_CRASH_AT: z.enum(['after-create', 'after-park']).optional(),
 };
 
 /**

@@ -3,6 +3,8 @@ export * from './problem.js';
 export * from './retry-after.js';
 export * from './schemas.js';
 export * from './task-record.js';
+export * from './task-codec.js';
+export * from './lifecycle.js';
 export * from './job-type.js';
 export * from './env.js';
 export * from './webhook-signature.js';

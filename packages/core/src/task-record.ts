@@ -22,6 +22,12 @@ export interface TaskRecord {
   inputs: unknown[];
   /** Webhook target; never shown in the handle (it may carry a secret). */
   callback?: Callback;
+  /** BullMQ priority the task was submitted with (kept so a re-added job keeps it). */
+  priority?: number;
+  /** A worker recorded the task's start (the `start` event). */
+  started?: boolean;
+  /** Times the reconciler added the task's job again. */
+  repairs?: number;
 }
 
 /**
@@ -58,8 +64,12 @@ export interface TaskEvent {
  * The handle as it was at `event`: the record's fields with the event's state laid over them.
  * @example handleAt(record, event, 5000).status // event.status
  */
-export function handleAt(record: TaskRecord, event: TaskEvent, pollIntervalMs: number): TaskHandle {
-  const at: TaskRecord = {
+export function handleAt(
+  record: HandleFields,
+  event: TaskEvent,
+  pollIntervalMs: number,
+): TaskHandle {
+  const at: HandleFields = {
     ...record,
     status: event.status,
     statusMessage: event.statusMessage,

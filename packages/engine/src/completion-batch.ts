@@ -1,4 +1,3 @@
-import type { TaskStatus } from '@longrun/core';
 import type { TaskStore, TransitionOutcome } from './task-store.js';
 import { TurnBatch, type PendingCall, type Queued } from './turn-batch.js';
 
@@ -18,16 +17,14 @@ export type PendingCompletion = PendingCall<TransitionOutcome>;
  * bad task fails alone (a completion is guarded, so sending it twice is harmless).
  */
 export class CompletionBatch extends TurnBatch<Completion, TransitionOutcome> {
-  /** `completion`: the status and message every completed task gets. */
   constructor(
     private readonly store: TaskStore,
-    private readonly completion: { status: TaskStatus; statusMessage: string },
     maxBatch = 100,
   ) {
     super(maxBatch);
   }
 
-  /** Completes `id` with `result`; the outcome is the one `TaskStore.transition` would give. */
+  /** Completes `id` with `result` (the `complete` event); the outcome `transition` would give. */
   complete(id: string, result: unknown): PendingCompletion {
     return this.add({ id, result });
   }
@@ -35,7 +32,7 @@ export class CompletionBatch extends TurnBatch<Completion, TransitionOutcome> {
   protected send(items: Completion[]): Promise<TransitionOutcome[]> {
     return items.length === 1
       ? this.one(items[0]!).then((outcome) => [outcome])
-      : this.store.completeMany(items, this.completion);
+      : this.store.completeMany(items);
   }
 
   protected override failed(batch: Queued<Completion, TransitionOutcome>[], error: unknown): void {
@@ -48,6 +45,6 @@ export class CompletionBatch extends TurnBatch<Completion, TransitionOutcome> {
   }
 
   private one(c: Completion): Promise<TransitionOutcome> {
-    return this.store.transition(c.id, { ...this.completion, result: c.result });
+    return this.store.transition(c.id, 'complete', { result: c.result });
   }
 }

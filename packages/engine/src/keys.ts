@@ -23,8 +23,13 @@ export interface TaskKeys {
   openTasks(tenant: string): string;
   /** `openTasks(tenant)` is this + tenant + ':open' (Lua builds it from the record's tenant). */
   tenantPrefix: string;
+  /** Every open task of every tenant (members by id), walked by the reconciler. */
+  allOpen: string;
+  /** The reconciler's lock and its place in `allOpen`. */
+  reconcilerLock: string;
+  reconcilerCursor: string;
   idempotency(tenant: string, keyHash: string): string;
-  /** Stream of a task's changes (SSE replays it). */
+  /** List of a task's changes, newest last (SSE replays it). */
   events(id: string): string;
   /** Stream of status changes that owe a webhook delivery (the transactional outbox). */
   outbox: string;
@@ -42,6 +47,9 @@ export function taskKeys(prefix: string): TaskKeys {
     index: (tenant) => `${prefix}:tenant:${tenant}:tasks`,
     openTasks: (tenant) => `${prefix}:tenant:${tenant}:open`,
     tenantPrefix: `${prefix}:tenant:`,
+    allOpen: `${prefix}:open`,
+    reconcilerLock: `${prefix}:reconciler:lock`,
+    reconcilerCursor: `${prefix}:reconciler:cursor`,
     idempotency: (tenant, keyHash) => `${prefix}:idem:${tenant}:${keyHash}`,
     events: (id) => `${prefix}:events:${id}`,
     outbox: `${prefix}:outbox`,

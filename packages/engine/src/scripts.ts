@@ -1,5 +1,18 @@
+import { FIELD as F, LIFECYCLE, TERMINAL_STATUSES } from '@longrun/core';
+
+/** A Lua table literal `{['a'] = true, …}` of the given statuses. */
+function luaSet(statuses: readonly string[]): string {
+  return `{${statuses.map((s) => `['${s}'] = true`).join(', ')}}`;
+}
+
+/** Lua constants every script shares: the terminal statuses, from core's one list. */
+const COMMON = `
+local TERMINAL = ${luaSet(TERMINAL_STATUSES)}
+`;
+
 /**
- * Lua scripts for longrun's task records. Each runs atomically in Redis, so a transition and its
+ * Lua scripts for longrun's task records. Field names come from core's record codec (`FIELD`) and
+ * guards from its lifecycle table, so neither is kept here by hand a second time. Each runs atomically in Redis, so a transition and its
  * guard ("not already terminal") can never interleave with another writer, and every change is
  * appended to the task's event list (for SSE) and, when the status changed and the task has a
  * callback, to the webhook outbox, in the same step.
@@ -14,7 +27,7 @@
  * `push_event` is given the state the record now has (its callers know it: they just wrote it),
  * so the record is not read back; `append_event` reads it, for callers that do not.
  */
-const APPEND_EVENT = `
+const APPEND_EVENT = `${COMMON}
 local function push_event(task, events, outbox, channel, id, previous, seq, st, msg, progress, updated, callback)
   local entry = {s = seq, st = st, m = msg or '', u = tonumber(updated) or 0}
   if progress and progress ~= '' then entry.p = progress end
@@ -36,8 +49,8 @@ local function push_event(task, events, outbox, channel, id, previous, seq, st, 
 end
 
 local function append_event(task, events, outbox, channel, id, previous)
-  local snap = redis.call('HMGET', task, 'status', 'msg', 'progress', 'updated', 'callback')
-  local seq = redis.call('HINCRBY', task, 'seq', 1)
+  local snap = redis.call('HMGET', task, '${F.status}', '${F.statusMessage}', '${F.progress}', '${F.updatedAt}', '${F.callback}')
+  local seq = redis.call('HINCRBY', task, '${F.seq}', 1)
   return push_event(task, events, outbox, channel, id, previous, seq, snap[1], snap[2], snap[3], snap[4], snap[5])
 end
 `;
@@ -50,14 +63,15 @@ end
  * or 'full <openTasks>'.
  */
 const CREATE = `${APPEND_EVENT}
-local function create(task, index, idem, events, outbox, open_set, expires_at, member, prune_bound, idem_value, index_ttl, channel, id, cap, now, fields_json)
+local function create(task, index, idem, events, outbox, open_set, all_open, expires_at, member, prune_bound, idem_value, index_ttl, channel, id, cap, now, fields_json)
   if idem_value ~= '' then
     local existing = redis.call('GET', idem)
     if existing then return 'dup ' .. existing end
   end
+  -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
+  redis.call('ZREMRANGEBYSCORE', open_set, '-inf', now)
   local limit = tonumber(cap)
   if limit > 0 then
-    redis.call('ZREMRANGEBYSCORE', open_set, '-inf', now)
     local open = redis.call('ZCARD', open_set)
     if open >= limit then return 'full ' .. open end
   end
@@ -72,36 +86,40 @@ local function create(task, index, idem, events, outbox, open_set, expires_at, m
   redis.call('PEXPIRE', index, index_ttl)
   redis.call('ZADD', open_set, expires_at, id)
   redis.call('PEXPIRE', open_set, index_ttl)
-  push_event(task, events, outbox, channel, id, false, 1, written.status, written.msg, written.progress, written.updated, written.callback)
+  -- Every open task, for the reconciler (members by id; it drops finished and expired ones).
+  redis.call('ZADD', all_open, 0, id)
+  push_event(task, events, outbox, channel, id, false, 1, written['${F.status}'], written['${F.statusMessage}'], written['${F.progress}'], written['${F.updatedAt}'], written['${F.callback}'])
   return 'ok'
 end
 `;
 
 /**
- * KEYS: task, index, idempotency (or the task key when none), events, outbox, open-tasks set.
+ * KEYS: task, index, idempotency (or the task key when none), events, outbox, open-tasks set,
+ * every open task.
  * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, channel,
  * taskId, maxOpenTasks (0 = no cap), now, fields (a JSON array, see CREATE).
  * Returns what `create` returns.
  */
 export const CREATE_TASK = `${CREATE}
-return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
 `;
 
 /**
  * The creates of several tasks in one call (the submits an API process handled in one turn), each
  * on its own and in order, as by CREATE_TASK: a later one sees the idempotency keys and open
  * tasks of the earlier ones.
- * KEYS: outbox, then for each task: task, index, idempotency (or the task key), events, open set.
+ * KEYS: outbox, every open task, then for each task: task, index, idempotency (or the task key),
+ * events, open set.
  * ARGV: channel, now, pruneBound, indexTtlMs, then for each task: expiresAt, indexMember,
  * idempotencyValue, taskId, maxOpenTasks, fields.
  * Returns one reply of `create` per task, in order.
  */
 export const CREATE_MANY = `${CREATE}
 local replies = {}
-local n = (#KEYS - 1) / 5
+local n = (#KEYS - 2) / 5
 for i = 0, n - 1 do
-  local k, a = 1 + i * 5, 4 + i * 6
-  replies[i + 1] = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[1], KEYS[k + 5],
+  local k, a = 2 + i * 5, 4 + i * 6
+  replies[i + 1] = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[1], KEYS[k + 5], KEYS[2],
     ARGV[a + 1], ARGV[a + 2], ARGV[3], ARGV[a + 3], ARGV[4], ARGV[1], ARGV[a + 4], ARGV[a + 5], ARGV[2], ARGV[a + 6])
 end
 return replies
@@ -114,34 +132,35 @@ return replies
  * {'refused', currentStatus} or {'missing'}.
  */
 const TRANSITION = `${APPEND_EVENT}
-local function transition(task, events, outbox, required, append, channel, id, open_prefix, fields)
+local function transition(task, events, outbox, all_open, guard, append, channel, id, open_prefix, fields)
   -- One read of everything the guard, the open-task set and the event need; the event is then
   -- built from these values overlaid with the fields written, not read back.
-  local cur = redis.call('HMGET', task, 'status', 'tenant', 'msg', 'progress', 'updated', 'callback', 'seq')
+  local cur = redis.call('HMGET', task, '${F.status}', '${F.tenant}', '${F.statusMessage}', '${F.progress}', '${F.updatedAt}', '${F.callback}', '${F.seq}')
   local status = cur[1]
   if not status then return {'missing'} end
-  if status == 'completed' or status == 'cancelled' or status == 'failed' then return {'refused', status} end
-  if required ~= '' and status ~= required then return {'refused', status} end
+  -- The event's guard (core's lifecycle table): the statuses it applies to, between spaces.
+  if not string.find(guard, ' ' .. status .. ' ', 1, true) then return {'refused', status} end
   if append ~= '' then
-    local inputs = redis.call('HGET', task, 'inputs') or '[]'
+    local inputs = redis.call('HGET', task, '${F.inputs}') or '[]'
     if inputs == '[]' then inputs = '[' .. append .. ']' else inputs = string.sub(inputs, 1, -2) .. ',' .. append .. ']' end
-    redis.call('HSET', task, 'inputs', inputs)
+    redis.call('HSET', task, '${F.inputs}', inputs)
   end
   local now, msg, progress, updated = status, cur[3], cur[4], cur[5]
   for i = 1, #fields, 2 do
     local f, v = fields[i], fields[i + 1]
-    if f == 'status' then now = v
-    elseif f == 'msg' then msg = v
-    elseif f == 'progress' then progress = v
-    elseif f == 'updated' then updated = v end
+    if f == '${F.status}' then now = v
+    elseif f == '${F.statusMessage}' then msg = v
+    elseif f == '${F.progress}' then progress = v
+    elseif f == '${F.updatedAt}' then updated = v end
   end
   local seq = (tonumber(cur[7]) or 0) + 1
-  fields[#fields + 1] = 'seq'
+  fields[#fields + 1] = '${F.seq}'
   fields[#fields + 1] = tostring(seq)
   redis.call('HSET', task, unpack(fields))
-  if now == 'completed' or now == 'cancelled' or now == 'failed' then
+  if TERMINAL[now] then
     -- Same hash slot as the task key (one prefix), so this is cluster-safe.
     redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
+    redis.call('ZREM', all_open, id)
   end
   local eid = push_event(task, events, outbox, channel, id, status, seq, now, msg, progress, updated, cur[6])
   return {'ok', status, eid}
@@ -149,13 +168,13 @@ end
 `;
 
 /**
- * KEYS: task, events, outbox.
- * ARGV: requiredStatus ('' = any non-terminal), inputToAppend ('' = none), channel, taskId,
- * openSetPrefix (the tenant's open-tasks set is `<openSetPrefix><tenant>:open`), field, value, …
+ * KEYS: task, events, outbox, every open task.
+ * ARGV: guard (`guardArg(event)`), inputToAppend ('' = none), channel, taskId, openSetPrefix (the
+ * tenant's open-tasks set is `<openSetPrefix><tenant>:open`), field, value, …
  * Returns what `transition` returns.
  */
 export const TRANSITION_TASK = `${TRANSITION}
-return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], {unpack(ARGV, 6)})
+return transition(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], {unpack(ARGV, 6)})
 `;
 
 /**
@@ -166,27 +185,29 @@ return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4],
  * reads only the five fields it needs, and answers in one string (a worker drains thousands of
  * jobs a second, and each table built here, and each reply element parsed there, costs CPU on
  * both sides: see bench/analysis.md).
- * KEYS: outbox, then task and events of each job.
+ * KEYS: outbox, every open task, then task and events of each job.
  * ARGV: channel, openSetPrefix, status, statusMessage, updatedAt, then for each job: taskId,
  * resultJson.
  * Returns one entry per job, in order, joined by ',': `ok <previous> <eventId>`, `missing` or
  * `refused <current>`.
  */
 export const COMPLETE_MANY = `${APPEND_EVENT}
+local CAN_COMPLETE = ${luaSet(LIFECYCLE.complete.from)}
 local channel, open_prefix, st, msg, updated = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local replies = {}
-for k = 2, #KEYS, 2 do
-  local task, events, id, result = KEYS[k], KEYS[k + 1], ARGV[k + 4], ARGV[k + 5]
-  local cur = redis.call('HMGET', task, 'status', 'tenant', 'progress', 'callback', 'seq')
+for k = 3, #KEYS, 2 do
+  local task, events, id, result = KEYS[k], KEYS[k + 1], ARGV[k + 3], ARGV[k + 4]
+  local cur = redis.call('HMGET', task, '${F.status}', '${F.tenant}', '${F.progress}', '${F.callback}', '${F.seq}')
   local status = cur[1]
   if not status then
     replies[#replies + 1] = 'missing'
-  elseif status == 'completed' or status == 'cancelled' or status == 'failed' then
+  elseif not CAN_COMPLETE[status] then
     replies[#replies + 1] = 'refused ' .. status
   else
     local seq = (tonumber(cur[5]) or 0) + 1
-    redis.call('HSET', task, 'status', st, 'msg', msg, 'updated', updated, 'result', result, 'seq', tostring(seq))
+    redis.call('HSET', task, '${F.status}', st, '${F.statusMessage}', msg, '${F.updatedAt}', updated, '${F.result}', result, '${F.seq}', tostring(seq))
     redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
+    redis.call('ZREM', KEYS[2], id)
     local eid = push_event(task, events, KEYS[1], channel, id, status, seq, st, msg, cur[3], updated, cur[4])
     replies[#replies + 1] = 'ok ' .. status .. ' ' .. eid
   end
@@ -198,12 +219,13 @@ return table.concat(replies, ',')
  * A worker taking a task: one round trip that checks it is still to be done, marks it running and
  * returns the whole record.
  * KEYS: task, events, outbox. ARGV: channel, taskId, field, value, …
- * Returns {'ok', {field, value, …}}, {'terminal', status} or {'missing'}.
+ * Returns {'ok', {field, value, …}}, {'refused', status} or {'missing'}.
  */
 export const START_TASK = `${APPEND_EVENT}
-local status = redis.call('HGET', KEYS[1], 'status')
+local CAN_START = ${luaSet(LIFECYCLE.start.from)}
+local status = redis.call('HGET', KEYS[1], '${F.status}')
 if not status then return {'missing'} end
-if status == 'completed' or status == 'cancelled' or status == 'failed' then return {'terminal', status} end
+if not CAN_START[status] then return {'refused', status} end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 append_event(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], status)
 return {'ok', redis.call('HGETALL', KEYS[1])}
@@ -211,20 +233,20 @@ return {'ok', redis.call('HGETALL', KEYS[1])}
 
 /**
  * KEYS: task, index, idempotency (or the task key), events. ARGV: indexMember, dropIdempotency.
- * Deletes a terminal task. Returns {'ok'}, {'refused', status} or {'missing'}.
+ * Deletes a terminal task. Returns {'ok', status}, {'refused', status} or {'missing'}.
  */
-export const FORGET_TASK = `
-local status = redis.call('HGET', KEYS[1], 'status')
+export const FORGET_TASK = `${COMMON}
+local status = redis.call('HGET', KEYS[1], '${F.status}')
 if not status then return {'missing'} end
-if status ~= 'completed' and status ~= 'cancelled' and status ~= 'failed' then return {'refused', status} end
+if not TERMINAL[status] then return {'refused', status} end
 redis.call('DEL', KEYS[1], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 if ARGV[2] == '1' then redis.call('DEL', KEYS[3]) end
-return {'ok'}
+return {'ok', status}
 `;
 
 /**
- * KEYS: task, index, idempotency (or the task key), events, open-tasks set.
+ * KEYS: task, index, idempotency (or the task key), events, open-tasks set, every open task.
  * ARGV: indexMember, idempotencyValue, taskId.
  * Takes back a task whose job was never added; the idempotency key only if it is still ours.
  */
@@ -232,6 +254,7 @@ export const DISCARD_TASK = `
 redis.call('DEL', KEYS[1], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[3])
+redis.call('ZREM', KEYS[6], ARGV[3])
 if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
 return 1
 `;

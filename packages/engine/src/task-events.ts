@@ -28,9 +28,6 @@ export class TaskEvents {
     });
   }
 
-  /** Nothing to set up: channels are subscribed per task, on demand. */
-  async start(): Promise<void> {}
-
   /** Calls `listener` on every new event of `taskId`; returns the function that stops it. */
   on(taskId: string, listener: Listener): () => void {
     let set = this.listeners.get(taskId);

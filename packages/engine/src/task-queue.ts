@@ -2,15 +2,13 @@ import { Job, Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { JobCatalog, JobTypeDefinition, TaskRecord } from '@longrun/core';
 import { classifyRedisError, guard } from './errors.js';
-import { QUEUE_NAME, queueNameFor, WEBHOOK_QUEUE_NAME } from './keys.js';
-import { TaskStore } from './task-store.js';
-import type { TaskJobData } from './task-worker.js';
+import { QUEUE_NAME, queueNameFor, taskKeys, WEBHOOK_QUEUE_NAME } from './keys.js';
+import type { TaskJobData } from './worker/job-data.js';
 
 export interface TaskQueueOptions {
   /** A producer connection (see `createRedis`); shared by BullMQ and the task store. */
   connection: Redis;
   prefix: string;
-  maxTtlMs: number;
   /** The job types, to know which queues exist (types may have queues of their own). */
   catalog?: JobCatalog;
 }
@@ -29,23 +27,26 @@ export interface EnqueueOptions {
 }
 
 /** The job's data: the worker's first run reads nothing else (see TaskWorker). */
-function jobData(record: TaskRecord, opts: EnqueueOptions): TaskJobData {
+function jobData(record: JobRecord, opts: EnqueueOptions): TaskJobData {
   return {
     tenant: record.tenant,
     ...(opts.requestId ? { requestId: opts.requestId } : {}),
-    ...(opts.readRecord ? {} : { input: record.input, expiresAt: record.createdAt + record.ttlMs }),
+    ...(opts.readRecord || !record.input
+      ? {}
+      : { input: record.input, expiresAt: record.createdAt + record.ttlMs }),
   };
 }
 
 function jobOptions(
-  taskId: string,
+  record: JobRecord,
   definition: JobTypeDefinition,
   opts: EnqueueOptions,
 ): JobsOptions {
   const attempts = definition.attempts ?? 1;
+  const priority = opts.priority ?? record.priority;
   return {
-    jobId: taskId,
-    ...(opts.priority ? { priority: opts.priority } : {}),
+    jobId: record.id,
+    ...(priority ? { priority } : {}),
     attempts,
     ...(attempts > 1
       ? { backoff: { type: 'exponential', delay: definition.backoffMs ?? 1000 } }
@@ -69,12 +70,24 @@ export const QUEUE_STATES = [
 
 export type QueueCounts = Record<(typeof QUEUE_STATES)[number], number>;
 
+/** What a job is made from: the record's identity, input, expiry and priority. */
+export type JobRecord = Pick<TaskRecord, 'id' | 'tenant' | 'createdAt' | 'ttlMs'> & {
+  /** Without it the job makes its run read the record. */
+  input?: TaskRecord['input'] | undefined;
+  priority?: number | undefined;
+};
+
+/** How a parked job was woken: promoted, or added again because it could not be. */
+export type WakeOutcome = 'woken' | 'requeued';
+
+/** States in which a job will run (and read the record) without being woken. */
+const WILL_RUN = new Set(['waiting', 'prioritized', 'active', 'waiting-children']);
+
 /**
- * The producer side of the BullMQ boundary: task records plus the BullMQ queue their jobs go to.
- * Knows nothing of HTTP or tenants' rights; the API's service layer decides what is allowed.
+ * The producer side of the BullMQ boundary: the BullMQ queues tasks' jobs go to. Knows nothing of
+ * records or tenants' rights; the engine decides what is done and in which order.
  */
 export class TaskQueue {
-  readonly store: TaskStore;
   /** The shared `tasks` queue. */
   readonly queue: Queue;
   /** Every queue a type of the catalog runs on, by name. */
@@ -84,12 +97,13 @@ export class TaskQueue {
   readonly prefix: string;
   private readonly catalog: JobCatalog;
   private readonly connection: Redis;
+  private readonly cancelChannel: string;
   private readyWait: Promise<void> | undefined;
 
   constructor(opts: TaskQueueOptions) {
     this.connection = opts.connection;
     this.prefix = opts.prefix;
-    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
+    this.cancelChannel = taskKeys(opts.prefix).cancelChannel;
     this.catalog = opts.catalog ?? new Map();
     const names = new Set([QUEUE_NAME, ...[...this.catalog.values()].map(queueNameFor)]);
     const queues = new Map<string, Queue>();
@@ -120,16 +134,12 @@ export class TaskQueue {
    * read of the record.
    */
   async enqueue(
-    record: TaskRecord,
+    record: JobRecord,
     definition: JobTypeDefinition,
     opts: EnqueueOptions = {},
   ): Promise<void> {
     const queue = this.queueFor(definition.name);
-    await queue.add(
-      definition.name,
-      jobData(record, opts),
-      jobOptions(record.id, definition, opts),
-    );
+    await queue.add(definition.name, jobData(record, opts), jobOptions(record, definition, opts));
   }
 
   /** Removes a job that is not running (waiting, delayed, parked). `false` if it could not be. */
@@ -141,7 +151,31 @@ export class TaskQueue {
     }
   }
 
-  /** Wakes a job parked for input. `false` when there is no parked job to wake. */
+  /**
+   * Wakes the parked job of an answered task so that it runs again (reading the record, with its
+   * answers). A job that cannot be promoted is one that will run anyway (waiting, active), or
+   * one that will never run (gone, or in no list after a partial write): that one is replaced.
+   */
+  async wake(
+    record: JobRecord & { type: string },
+    definition: JobTypeDefinition,
+  ): Promise<WakeOutcome> {
+    const queue = this.queueFor(record.type);
+    const job = await Job.fromId(queue, record.id);
+    if (job) {
+      try {
+        await job.promote();
+        return 'woken';
+      } catch {
+        if (WILL_RUN.has(await job.getState())) return 'woken';
+        await job.remove().catch(() => this.connection.del(queue.toKey(record.id)));
+      }
+    }
+    await this.enqueue(record, definition, { readRecord: true });
+    return 'requeued';
+  }
+
+  /** Promotes a delayed job; `false` when there is none to promote. */
   async promote(taskId: string, type: string): Promise<boolean> {
     const job = await Job.fromId(this.queueFor(type), taskId);
     if (!job) return false;
@@ -151,7 +185,7 @@ export class TaskQueue {
 
   /** Tells every worker process to abort the handler running this task, wherever it is. */
   async broadcastCancel(taskId: string): Promise<void> {
-    await this.connection.publish(this.store.keys.cancelChannel, taskId);
+    await this.connection.publish(this.cancelChannel, taskId);
   }
 
   /** Job counts per state, summed over every queue; O(1) per state and queue (LLEN / ZCARD). */
@@ -180,16 +214,16 @@ export class TaskQueue {
     return this.connection;
   }
 
-  /**
-   * Resolves once the connection is ready (at once when it is). Producers do not queue commands
-   * while disconnected, so callers wait here, bounded by their own deadline, instead of failing
-   * a request that arrives while the connection is still being made.
-   */
   /** Whether the connection is ready now (commands go out at once). */
   get ready(): boolean {
     return this.connection.status === 'ready';
   }
 
+  /**
+   * Resolves once the connection is ready (at once when it is). Producers do not queue commands
+   * while disconnected, so callers wait here, bounded by their own deadline, instead of failing
+   * a request that arrives while the connection is still being made.
+   */
   whenReady(): Promise<void> {
     if (this.connection.status === 'ready') return Promise.resolve();
     // One shared listener however many requests wait during an outage.

@@ -10,8 +10,9 @@ import {
   type WebhookPayload,
 } from '@longrun/core';
 import { WEBHOOK_QUEUE_NAME } from './keys.js';
+import { TaskLog } from './task-log.js';
 import { TaskStore } from './task-store.js';
-import type { TaskWorkerLogger } from './task-worker.js';
+import type { TaskWorkerLogger } from './worker/job-data.js';
 import type { WebhookTargetPolicy } from './webhook-target.js';
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'dropped';
@@ -31,6 +32,11 @@ export interface WebhookDispatcherOptions {
   timeoutMs?: number;
   /** Unique per process; names this relay in the outbox's consumer group. */
   consumerName: string;
+  /**
+   * A consumer of the group idle this long with nothing pending is a relay that died: it is
+   * removed (default 60 s; a live relay reads every second).
+   */
+  deadConsumerMs?: number;
   onDelivery?: (outcome: DeliveryOutcome) => void;
 }
 
@@ -46,11 +52,13 @@ export class WebhookDispatcher {
   readonly queue: Queue;
   readonly worker: Worker;
   private readonly store: TaskStore;
+  private readonly log: TaskLog;
   private running = false;
   private loop: Promise<void> | undefined;
 
   constructor(private readonly opts: WebhookDispatcherOptions) {
     this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
+    this.log = new TaskLog(opts.connection, this.store.keys);
     this.queue = new Queue(WEBHOOK_QUEUE_NAME, {
       connection: opts.connection,
       prefix: opts.prefix,
@@ -89,6 +97,27 @@ export class WebhookDispatcher {
     await this.loop;
     await this.worker.close();
     await this.queue.close();
+    // A relay that leaves with nothing pending leaves the group too (a crashed one is pruned).
+    await this.pruneConsumers(0, true).catch(() => undefined);
+  }
+
+  /**
+   * Removes consumers of the group with nothing pending that have been idle for `idleMs` (this
+   * relay's own only when `self`): every restart names a new consumer, so without this the
+   * group would collect one per process start for ever.
+   */
+  private async pruneConsumers(idleMs: number, self = false): Promise<void> {
+    const redis = this.opts.relayConnection;
+    const outbox = this.store.keys.outbox;
+    const consumers = (await redis.xinfo('CONSUMERS', outbox, GROUP)) as (string | number)[][];
+    for (const flat of consumers) {
+      const info = Object.fromEntries(
+        Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i], flat[2 * i + 1]]),
+      ) as { name: string; pending: number; idle: number };
+      const mine = info.name === this.opts.consumerName;
+      if (mine !== self || info.pending > 0 || info.idle < idleMs) continue;
+      await redis.xgroup('DELCONSUMER', outbox, GROUP, info.name);
+    }
   }
 
   /** Moves outbox entries into the delivery queue; reclaims entries a dead relay left pending. */
@@ -110,6 +139,7 @@ export class WebhookDispatcher {
             100,
           )) as [string, [string, string[]][]];
           await this.forward(claimed);
+          await this.pruneConsumers(this.opts.deadConsumerMs ?? 60_000);
         }
         const reply = (await redis.xreadgroup(
           'GROUP',
@@ -144,7 +174,7 @@ export class WebhookDispatcher {
           name: 'deliver',
           data: { taskId, eventId },
           opts: {
-            jobId: `${taskId}_${eventId.replace('-', '_')}`,
+            jobId: `${taskId}_${eventId}`,
             attempts,
             backoff: { type: 'exponential', delay: 1000 },
             removeOnComplete: true,
@@ -170,7 +200,7 @@ export class WebhookDispatcher {
     }
     const refused = this.opts.policy.refuseUrl(record.callback.url);
     if (refused) throw new UnrecoverableError(`callback URL ${refused}`);
-    const event: TaskEvent = (await this.store.event(taskId, eventId)) ?? {
+    const event: TaskEvent = (await this.log.event(taskId, eventId)) ?? {
       id: eventId,
       status: record.status,
       statusMessage: record.statusMessage,

@@ -1,16 +1,23 @@
-import type { IRouter, Request, RequestHandler, Response } from 'express';
+import type {
+  ErrorRequestHandler,
+  IRouter,
+  NextFunction,
+  Request,
+  RequestHandler,
+  Response,
+} from 'express';
 import {
   fieldErrors,
   idempotencyKeySchema,
   isTerminal,
   Problem,
   resultQuerySchema,
-  taskNotFound,
-  type TaskRecord,
+  type TaskHandle,
 } from '@longrun/core';
+import type { TaskEngine } from '@longrun/engine';
 import { jsonBody } from '../http/json-body.js';
-import type { TaskService } from '../services/task-service.js';
-import type { TaskStream } from '../services/task-stream.js';
+import { failure, invalidProblem, submitProblem } from '../http/outcomes.js';
+import { serveEvents } from '../http/sse.js';
 
 /** Where the task routes live. */
 const JOBS_PATH = '/v1/jobs';
@@ -22,98 +29,133 @@ const COLLECTION = `${JOBS_PATH}/`;
 
 /**
  * The `/v1/jobs` routes, added to `router` (the app itself: a mounted sub-router would cost each
- * request a second routing pass, measurable on a submit: bench/analysis.md). Thin: the service
- * decides, the error handler answers problems. `before` (authentication, limits) runs first on
- * every one of them, and on any other path under `/v1/jobs` before the app's 404.
+ * request a second routing pass, measurable on a submit: bench/analysis.md). Thin: each parses
+ * what is HTTP's (headers, query, body), calls the engine and answers its outcome; problems go to
+ * the error handler. `before` (authentication, limits) runs first on every one of them, and on
+ * any other path under `/v1/jobs` before the app's 404.
  */
 export function addJobRoutes(
   router: IRouter,
-  service: TaskService,
-  stream: TaskStream,
+  engine: TaskEngine,
   before: RequestHandler[] = [],
 ): void {
   const tenantOf = (res: Response) => res.locals.tenant as string;
-  /** Loads the caller's task before anything else about the request is looked at. */
-  const owned = async (req: Request<{ id: string }>, res: Response, next: () => void) => {
-    res.locals.task = await service.owned(tenantOf(res), req.params.id);
-    next();
+  const retryAfter = () => engine.retryAfter;
+  /**
+   * A request on a task whose body or query was refused: a foreign or missing task answers 404
+   * all the same, so the refusal says nothing about another tenant's task. Costs nothing when
+   * the request is well formed.
+   */
+  const ownerFirst: ErrorRequestHandler = (err, req, res, next: NextFunction) => {
+    const refusal = err instanceof Problem && [400, 413, 415].includes(err.status);
+    if (!refusal || res.locals.tenant === undefined) return next(err);
+    engine.get(tenantOf(res), (req.params as { id: string }).id).then(
+      (known) => next(known.kind === 'found' ? err : failure(known, 'read', retryAfter())),
+      () => next(err),
+    );
   };
-  const taskOf = (res: Response) => res.locals.task as TaskRecord;
-  const handleHeaders = (res: Response, record: Pick<TaskRecord, 'status'>) => {
-    if (!isTerminal(record.status)) res.setHeader('Retry-After', String(service.retryAfter));
+  const withHeaders = (res: Response, handle: TaskHandle) => {
+    if (!isTerminal(handle.status)) res.setHeader('Retry-After', String(retryAfter()));
+    return handle;
   };
 
   router.post(COLLECTION, ...before, jsonBody(), async (req, res) => {
-    const key = idempotencyKey(req);
-    const { handle, created } = await service.submit(tenantOf(res), req.body, {
-      idempotencyKey: key,
+    const outcome = await engine.submit(tenantOf(res), req.body, {
+      idempotencyKey: idempotencyKey(req),
       requestId: res.locals.requestId as string,
     });
+    if (outcome.kind !== 'created' && outcome.kind !== 'replayed') {
+      throw submitProblem(outcome, retryAfter());
+    }
     // A task id is a UUID: nothing in the path needs encoding (`res.location` would try).
     res
       .status(202)
-      .setHeader('Location', `${JOBS_PATH}/${handle.taskId}`)
-      .setHeader('Retry-After', String(service.retryAfter));
-    if (!created) res.setHeader('Idempotent-Replayed', 'true');
-    res.json(handle);
+      .setHeader('Location', `${JOBS_PATH}/${outcome.task.taskId}`)
+      .setHeader('Retry-After', String(retryAfter()));
+    if (outcome.kind === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
+    res.json(outcome.task);
   });
 
   router.get(COLLECTION, ...before, async (req, res) => {
-    res.json(await service.list(tenantOf(res), req.query));
+    const outcome = await engine.list(tenantOf(res), req.query);
+    if (outcome.kind === 'invalid') throw invalidProblem(outcome);
+    res.json({ tasks: outcome.tasks, nextCursor: outcome.nextCursor });
   });
 
   // A poll reads only what the handle shows (not the input or answers, whatever their size).
-  router.get(`${JOBS_PATH}/:id`, ...before, async (req: Request<{ id: string }>, res) => {
-    const view = await service.peek(tenantOf(res), req.params.id);
-    handleHeaders(res, view);
-    res.json(service.handle(view));
+  router.get(`${JOBS_PATH}/:id`, ...before, async (req: Request<{ id: string }>, res: Response) => {
+    const outcome = await engine.get(tenantOf(res), req.params.id);
+    if (outcome.kind !== 'found') throw failure(outcome, 'read', retryAfter());
+    res.json(withHeaders(res, outcome.task));
   });
 
-  router.get(`${JOBS_PATH}/:id/result`, ...before, owned, async (req, res) => {
-    const query = resultQuerySchema.safeParse(req.query);
-    if (!query.success) {
-      throw new Problem({
-        status: 400,
-        title: 'Bad Request',
-        detail: 'The query is invalid',
-        code: 'invalid-request',
-        errors: fieldErrors(query.error),
-      });
-    }
-    let record: TaskRecord | null = taskOf(res);
-    if (query.data.wait) {
+  router.get(
+    `${JOBS_PATH}/:id/result`,
+    ...before,
+    async (req: Request<{ id: string }>, res: Response) => {
+      const tenant = tenantOf(res);
+      const query = resultQuerySchema.safeParse(req.query);
+      if (!query.success) {
+        // The task's existence is checked first: another tenant's id never learns more than 404.
+        const known = await engine.get(tenant, req.params.id);
+        if (known.kind !== 'found') throw failure(known, 'read', retryAfter());
+        throw badRequest('The query is invalid', fieldErrors(query.error));
+      }
       const left = new AbortController();
       res.on('close', () => left.abort());
-      record = await stream.untilTerminal(record, query.data.wait * 1000, left.signal);
-      if (!record) throw taskNotFound();
-    }
-    res.json(service.result(record));
-  });
+      const outcome = await engine.result(
+        tenant,
+        req.params.id,
+        (query.data.wait ?? 0) * 1000,
+        left.signal,
+      );
+      if (outcome.kind !== 'finished') throw failure(outcome, 'read', retryAfter());
+      res.json(outcome.result);
+    },
+  );
 
-  router.get(`${JOBS_PATH}/:id/events`, ...before, owned, async (req, res) => {
-    await stream.serve(taskOf(res), req, res);
-  });
+  router.get(
+    `${JOBS_PATH}/:id/events`,
+    ...before,
+    async (req: Request<{ id: string }>, res: Response) => {
+      await serveEvents(engine, tenantOf(res), req, res);
+    },
+    ownerFirst,
+  );
 
   router.post(
     `${JOBS_PATH}/:id/cancel`,
     ...before,
-    owned,
     jsonBody({ optional: true }),
-    async (_req, res) => {
-      res.json(await service.cancel(taskOf(res)));
+    ownerFirst,
+    async (req: Request<{ id: string }>, res: Response) => {
+      const outcome = await engine.cancel(tenantOf(res), req.params.id);
+      if (outcome.kind !== 'cancelled') throw failure(outcome, 'cancelled', retryAfter());
+      res.json(outcome.task);
     },
   );
 
-  router.post(`${JOBS_PATH}/:id/input`, ...before, owned, jsonBody(), async (req, res) => {
-    const handle = await service.answer(taskOf(res), req.body);
-    handleHeaders(res, handle);
-    res.json(handle);
-  });
+  router.post(
+    `${JOBS_PATH}/:id/input`,
+    ...before,
+    jsonBody(),
+    ownerFirst,
+    async (req: Request<{ id: string }>, res: Response) => {
+      const outcome = await engine.answer(tenantOf(res), req.params.id, req.body);
+      if (outcome.kind !== 'answered') throw failure(outcome, 'answered', retryAfter());
+      res.json(withHeaders(res, outcome.task));
+    },
+  );
 
-  router.delete(`${JOBS_PATH}/:id`, ...before, owned, async (_req, res) => {
-    await service.forget(taskOf(res));
-    res.status(204).end();
-  });
+  router.delete(
+    `${JOBS_PATH}/:id`,
+    ...before,
+    async (req: Request<{ id: string }>, res: Response) => {
+      const outcome = await engine.forget(tenantOf(res), req.params.id);
+      if (outcome.kind !== 'forgotten') throw failure(outcome, 'forgotten', retryAfter());
+      res.status(204).end();
+    },
+  );
 
   // Any other path or method under /v1/jobs: authenticated (and limited) all the same, then the
   // app's 404. Only requests no route above answered get here.
@@ -125,13 +167,20 @@ function idempotencyKey(req: Request): string | undefined {
   if (raw === undefined) return undefined;
   const parsed = idempotencyKeySchema.safeParse(raw);
   if (!parsed.success) {
-    throw new Problem({
-      status: 400,
-      title: 'Bad Request',
-      detail: 'Invalid Idempotency-Key header',
-      code: 'invalid-request',
-      errors: fieldErrors(parsed.error, 'Idempotency-Key'),
-    });
+    throw badRequest(
+      'Invalid Idempotency-Key header',
+      fieldErrors(parsed.error, 'Idempotency-Key'),
+    );
   }
   return parsed.data;
+}
+
+function badRequest(detail: string, errors: { path: string; message: string }[]): Problem {
+  return new Problem({
+    status: 400,
+    title: 'Bad Request',
+    detail,
+    code: 'invalid-request',
+    errors,
+  });
 }

@@ -1,5 +1,5 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import type { ProblemFieldError } from '@longrun/core';
+import type { FieldError } from './outcomes.js';
 
 /**
  * Validates answers against the JSON Schema a handler published in `inputRequest.schema`.
@@ -10,7 +10,7 @@ export class InputValidator {
   private readonly cache = new Map<string, ValidateFunction>();
 
   /** `[]` when `value` matches `schema`, otherwise one entry per problem. */
-  validate(schema: Record<string, unknown>, value: unknown): ProblemFieldError[] {
+  validate(schema: Record<string, unknown>, value: unknown): FieldError[] {
     const validate = this.compiled(schema);
     if (validate(value)) return [];
     return (validate.errors ?? []).map((e) => {

@@ -1,0 +1,102 @@
+import { Problem, taskNotFound, type TaskStatus } from '@longrun/core';
+import type { Conflict, Invalid, SubmitOutcome } from '@longrun/engine';
+
+/**
+ * The engine's outcomes as HTTP problems (RFC 9457): the one place the HTTP door turns them into
+ * status codes. A route throws what this returns; `errorHandler` answers it.
+ */
+export function invalidProblem({ status, detail, errors }: Invalid): Problem {
+  return new Problem({
+    status,
+    title: status === 400 ? 'Bad Request' : 'Unprocessable Content',
+    detail,
+    code: status === 400 ? 'invalid-request' : 'invalid-input',
+    errors,
+  });
+}
+
+/** 409 for a task in a status the call cannot act on. */
+export function conflictProblem(
+  { reason, status }: Conflict,
+  verb: string,
+  retryAfter: number,
+): Problem {
+  const extra = { taskStatus: status };
+  switch (reason) {
+    case 'terminal':
+      return new Problem({
+        status: 409,
+        title: 'Task already finished',
+        detail: `The task is ${status} and cannot be ${verb}`,
+        code: 'terminal',
+        extra,
+      });
+    case 'notTerminal':
+      return new Problem({
+        status: 409,
+        title: 'Task not finished',
+        detail:
+          verb === 'forgotten'
+            ? `The task is ${status}; cancel it first or wait for it to finish`
+            : `The task is ${status}; poll its handle and retry`,
+        code: 'not-terminal',
+        ...(verb === 'forgotten' ? {} : { retryAfter }),
+        extra,
+      });
+    case 'notAwaitingInput':
+      return new Problem({
+        status: 409,
+        title: 'Task is not waiting for input',
+        detail: `The task is ${status}`,
+        code: 'not-awaiting-input',
+        extra,
+      });
+  }
+}
+
+/** The problem for a submit that created nothing. */
+export function submitProblem(
+  outcome: Exclude<SubmitOutcome, { kind: 'created' | 'replayed' }>,
+  retryAfter: number,
+): Problem {
+  switch (outcome.kind) {
+    case 'invalid':
+      return invalidProblem(outcome);
+    case 'full':
+      return new Problem({
+        status: 429,
+        title: 'Too many open tasks',
+        detail: `This tenant has ${outcome.openTasks} unfinished tasks (the cap is ${outcome.cap}); wait for some to finish`,
+        code: 'too-many-open-tasks',
+        retryAfter,
+      });
+    case 'keyReused':
+      return new Problem({
+        status: 422,
+        title: 'Idempotency-Key reused',
+        detail: 'This Idempotency-Key was used with a different request body',
+        code: 'idempotency-key-reused',
+      });
+    case 'keyInFlux':
+      return new Problem({
+        status: 409,
+        title: 'Idempotent request in flux',
+        detail: 'The task for this Idempotency-Key is being created or removed; retry',
+        code: 'idempotency-conflict',
+        retryAfter: 1,
+      });
+  }
+}
+
+/** Any outcome that is not the call's success, as the problem to answer. */
+export function failure(
+  outcome: { kind: 'notFound' } | Conflict | Invalid,
+  verb: string,
+  retryAfter: number,
+): Problem {
+  if (outcome.kind === 'notFound') return taskNotFound();
+  if (outcome.kind === 'invalid') return invalidProblem(outcome);
+  return conflictProblem(outcome, verb, retryAfter);
+}
+
+export type { TaskStatus };

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CorruptRecordError,
+  decodeHandle,
+  decodeRecord,
+  encodeRecord,
+  FIELD,
+  HANDLE_FIELDS,
+  SUMMARY_FIELDS,
+} from './task-codec.js';
+import type { TaskRecord } from './task-record.js';
+
+const record: TaskRecord = {
+  id: '00000000-0000-4000-8000-000000000001',
+  tenant: 't',
+  type: 'echo',
+  status: 'input_required',
+  statusMessage: 'approve?',
+  createdAt: 1_700_000_000_000,
+  updatedAt: 1_700_000_000_500,
+  ttlMs: 60_000,
+  input: { a: [1, 'two'], 'key with spaces': null },
+  cancelRequested: false,
+  awaitingInput: true,
+  progress: { step: 2 },
+  error: { message: 'x', code: 'y' },
+  inputRequest: { message: 'approve?', schema: { type: 'boolean' } },
+  inputs: [true, { n: 1 }],
+  callback: { url: 'https://example.test/hook', secret: '0123456789abcdef' },
+  priority: 3,
+  started: true,
+  repairs: 1,
+};
+
+function hashOf(fields: string[]): Record<string, string> {
+  const hash: Record<string, string> = {};
+  for (let i = 0; i < fields.length; i += 2) hash[fields[i]!] = fields[i + 1]!;
+  return hash;
+}
+
+describe('the record codec', () => {
+  it('reads back exactly what it wrote', () => {
+    expect(decodeRecord(record.id, hashOf(encodeRecord(record)))).toEqual(record);
+  });
+
+  it('writes only the fields given, under the names FIELD says', () => {
+    expect(encodeRecord({ status: 'working', statusMessage: 'running', started: true })).toEqual([
+      FIELD.status,
+      'working',
+      FIELD.statusMessage,
+      'running',
+      FIELD.started,
+      '1',
+    ]);
+    expect(encodeRecord({ inputRequest: null })).toEqual([FIELD.inputRequest, '']);
+  });
+
+  it('reads a handle from an HMGET, and a summary without the result', () => {
+    const hash = hashOf(encodeRecord({ ...record, status: 'completed', result: { ok: 1 } }));
+    const handle = decodeHandle(
+      record.id,
+      HANDLE_FIELDS.map((f) => hash[f] ?? null),
+    );
+    expect(handle?.result).toEqual({ ok: 1 });
+    const summary = decodeHandle(
+      record.id,
+      SUMMARY_FIELDS.map((f) => hash[f] ?? null),
+    );
+    expect(summary).not.toHaveProperty('result');
+    expect(summary?.status).toBe('completed');
+  });
+
+  it('is null for a record that is gone', () => {
+    expect(decodeRecord(record.id, {})).toBeNull();
+    expect(
+      decodeHandle(
+        record.id,
+        HANDLE_FIELDS.map(() => null),
+      ),
+    ).toBeNull();
+  });
+
+  it('refuses a record that is not in its layout', () => {
+    const hash = hashOf(encodeRecord(record));
+    expect(() => decodeRecord(record.id, { ...hash, [FIELD.status]: 'done' })).toThrow(
+      CorruptRecordError,
+    );
+    expect(() => decodeRecord(record.id, { ...hash, [FIELD.createdAt]: 'soon' })).toThrow(
+      /not a whole number/,
+    );
+    expect(() => decodeRecord(record.id, { ...hash, [FIELD.input]: '{' })).toThrow(/not JSON/);
+  });
+});

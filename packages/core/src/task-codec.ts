@@ -1,0 +1,195 @@
+import { TASK_STATUSES, type TaskStatus } from './status.js';
+import type { HandleFields, TaskRecord } from './task-record.js';
+
+/**
+ * The hash field of each record property: the one place the record's Redis layout is written
+ * down. The Lua scripts interpolate these names too (scripts.ts), so a field cannot be spelled
+ * two ways.
+ */
+export const FIELD = {
+  id: 'id',
+  tenant: 'tenant',
+  type: 'type',
+  status: 'status',
+  statusMessage: 'msg',
+  createdAt: 'created',
+  updatedAt: 'updated',
+  ttlMs: 'ttl',
+  input: 'input',
+  cancelRequested: 'cancel',
+  awaitingInput: 'awaiting',
+  progress: 'progress',
+  result: 'result',
+  error: 'error',
+  inputRequest: 'inputRequest',
+  inputs: 'inputs',
+  callback: 'callback',
+  priority: 'priority',
+  started: 'started',
+  repairs: 'repairs',
+  /** Bookkeeping, not part of `TaskRecord`: the last event number (SSE ids). */
+  seq: 'seq',
+  /** The record's member in its tenant's index. */
+  indexMember: 'ix',
+  /** The idempotency key naming this task, if any ('' when none). */
+  idempotencyKey: 'idem',
+} as const;
+
+type Kind = 'string' | 'status' | 'int' | 'bool' | 'json';
+
+const KINDS: Record<keyof TaskRecord, Kind> = {
+  id: 'string',
+  tenant: 'string',
+  type: 'string',
+  status: 'status',
+  statusMessage: 'string',
+  createdAt: 'int',
+  updatedAt: 'int',
+  ttlMs: 'int',
+  input: 'json',
+  cancelRequested: 'bool',
+  awaitingInput: 'bool',
+  progress: 'json',
+  result: 'json',
+  error: 'json',
+  inputRequest: 'json',
+  inputs: 'json',
+  callback: 'json',
+  priority: 'int',
+  started: 'bool',
+  repairs: 'int',
+};
+
+/** What a write may carry: any record property; `inputRequest: null` clears it. */
+export type RecordUpdate = Partial<Omit<TaskRecord, 'inputRequest'>> & {
+  inputRequest?: TaskRecord['inputRequest'] | null;
+};
+
+/** A record in Redis that does not have the layout this codec writes. */
+export class CorruptRecordError extends Error {
+  override name = 'CorruptRecordError';
+}
+
+/**
+ * The hash fields to write, flat (`field, value, …`) as HSET takes them. `undefined` properties
+ * are left out; `inputRequest: null` writes '' (cleared).
+ * @example encodeRecord({ status: 'working', updatedAt: 1 }) // ['status', 'working', 'updated', '1']
+ */
+export function encodeRecord(update: RecordUpdate): string[] {
+  const out: string[] = [];
+  for (const key in update) {
+    const value = update[key as keyof RecordUpdate];
+    if (value === undefined) continue;
+    const name = key as keyof TaskRecord;
+    const kind = KINDS[name];
+    if (kind === undefined) throw new Error(`Not a record field: ${key}`);
+    out.push(FIELD[name], encodeValue(kind, value));
+  }
+  return out;
+}
+
+function encodeValue(kind: Kind, value: unknown): string {
+  switch (kind) {
+    case 'string':
+    case 'status':
+      return value as string;
+    case 'int':
+      return String(value);
+    case 'bool':
+      return value ? '1' : '0';
+    case 'json':
+      return value === null ? '' : (JSON.stringify(value) ?? 'null');
+  }
+}
+
+/** The fields a handle shows (and the tenant), in the order `decodeHandle` reads them. */
+export const HANDLE_FIELDS = [
+  FIELD.tenant,
+  FIELD.type,
+  FIELD.status,
+  FIELD.statusMessage,
+  FIELD.createdAt,
+  FIELD.updatedAt,
+  FIELD.ttlMs,
+  FIELD.progress,
+  FIELD.error,
+  FIELD.inputRequest,
+  FIELD.result,
+] as const;
+
+/** A list item's fields: the handle's without its result (HANDLE_FIELDS less the last). */
+export const SUMMARY_FIELDS = HANDLE_FIELDS.slice(0, -1);
+
+/**
+ * The handle fields of a record from an `HMGET` of `HANDLE_FIELDS` (or `SUMMARY_FIELDS`); `null`
+ * when the record is gone.
+ */
+export function decodeHandle(id: string, values: readonly (string | null)[]): HandleFields | null {
+  const [tenant, type, status, msg, created, updated, ttl, progress, error, request, result] =
+    values;
+  if (!status || !tenant) return null;
+  const view: HandleFields = {
+    id,
+    tenant,
+    type: type ?? '',
+    status: checkStatus(id, status),
+    statusMessage: msg ?? '',
+    createdAt: checkInt(id, FIELD.createdAt, created),
+    updatedAt: checkInt(id, FIELD.updatedAt, updated),
+    ttlMs: checkInt(id, FIELD.ttlMs, ttl),
+  };
+  if (progress) view.progress = parseJson(id, FIELD.progress, progress) as HandleFields['progress'];
+  if (error) view.error = parseJson(id, FIELD.error, error) as HandleFields['error'];
+  if (request) view.inputRequest = parseJson(id, FIELD.inputRequest, request) as never;
+  if (result !== null && result !== undefined) view.result = parseJson(id, FIELD.result, result);
+  return view;
+}
+
+/** The record from its whole hash (`HGETALL`); `null` when it is gone. */
+export function decodeRecord(id: string, hash: Record<string, string>): TaskRecord | null {
+  const handle = decodeHandle(
+    id,
+    HANDLE_FIELDS.map((f) => hash[f] ?? null),
+  );
+  if (!handle) return null;
+  const input = hash[FIELD.input];
+  const inputs = hash[FIELD.inputs];
+  const record: TaskRecord = {
+    ...handle,
+    input: input ? (parseJson(id, FIELD.input, input) as TaskRecord['input']) : {},
+    cancelRequested: hash[FIELD.cancelRequested] === '1',
+    awaitingInput: hash[FIELD.awaitingInput] === '1',
+    inputs: inputs ? (parseJson(id, FIELD.inputs, inputs) as unknown[]) : [],
+  };
+  const callback = hash[FIELD.callback];
+  if (callback) record.callback = parseJson(id, FIELD.callback, callback) as TaskRecord['callback'];
+  const priority = hash[FIELD.priority];
+  if (priority) record.priority = checkInt(id, FIELD.priority, priority);
+  if (hash[FIELD.started] === '1') record.started = true;
+  const repairs = hash[FIELD.repairs];
+  if (repairs) record.repairs = checkInt(id, FIELD.repairs, repairs);
+  return record;
+}
+
+const STATUSES: ReadonlySet<string> = new Set(TASK_STATUSES);
+
+function checkStatus(id: string, value: string): TaskStatus {
+  if (!STATUSES.has(value)) throw new CorruptRecordError(`task ${id}: unknown status "${value}"`);
+  return value as TaskStatus;
+}
+
+function checkInt(id: string, field: string, value: string | null | undefined): number {
+  const n = Number(value);
+  if (value === null || value === undefined || value === '' || !Number.isSafeInteger(n)) {
+    throw new CorruptRecordError(`task ${id}: field ${field} is not a whole number`);
+  }
+  return n;
+}
+
+function parseJson(id: string, field: string, value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    throw new CorruptRecordError(`task ${id}: field ${field} is not JSON`);
+  }
+}

@@ -1,0 +1,76 @@
+import type { TaskHandle, TaskResult, TaskStatus } from '@longrun/core';
+
+/**
+ * What the engine's calls answer. Each door (HTTP, MCP, A2A) maps these to its own responses;
+ * only Redis being unreachable is thrown (`StoreUnavailableError`, `StoreFullError`).
+ */
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** No such task for this tenant: another tenant's task is reported exactly like a missing one. */
+export interface NotFound {
+  kind: 'notFound';
+}
+
+/** The request is not acceptable: 400 for its shape, 422 for content that does not match. */
+export interface Invalid {
+  kind: 'invalid';
+  status: 400 | 422;
+  detail: string;
+  errors: FieldError[];
+}
+
+/** The task is in a status the call cannot act on. */
+export interface Conflict {
+  kind: 'conflict';
+  /** `terminal`: finished already; `notTerminal`: not finished yet; `notAwaitingInput`. */
+  reason: 'terminal' | 'notTerminal' | 'notAwaitingInput';
+  status: TaskStatus;
+}
+
+export type SubmitOutcome =
+  | { kind: 'created'; task: TaskHandle }
+  /** An `Idempotency-Key` seen before with the same body: the first task's handle. */
+  | { kind: 'replayed'; task: TaskHandle }
+  | Invalid
+  /** The tenant's open-task cap is reached. */
+  | { kind: 'full'; openTasks: number; cap: number }
+  /** The key was used with another body. */
+  | { kind: 'keyReused' }
+  /** The key's task is being created or removed right now: retry shortly. */
+  | { kind: 'keyInFlux' };
+
+export type GetOutcome = { kind: 'found'; task: TaskHandle } | NotFound;
+
+export type ResultOutcome = { kind: 'finished'; result: TaskResult } | NotFound | Conflict;
+
+export type CancelOutcome = { kind: 'cancelled'; task: TaskHandle } | NotFound | Conflict;
+
+export type AnswerOutcome =
+  | {
+      kind: 'answered';
+      task: TaskHandle;
+      /** How the parked job was woken; `deferred`: it could not be now, the reconciler will. */
+      wake: 'woken' | 'requeued' | 'deferred';
+    }
+  | NotFound
+  | Conflict
+  | Invalid;
+
+export type ForgetOutcome = { kind: 'forgotten' } | NotFound | Conflict;
+
+export type ListOutcome =
+  { kind: 'page'; tasks: TaskHandle[]; nextCursor: string | null } | Invalid;
+
+export const notFound: NotFound = { kind: 'notFound' };
+
+export function invalid(status: 400 | 422, detail: string, errors: FieldError[]): Invalid {
+  return { kind: 'invalid', status, detail, errors };
+}
+
+export function conflict(reason: Conflict['reason'], status: TaskStatus): Conflict {
+  return { kind: 'conflict', reason, status };
+}

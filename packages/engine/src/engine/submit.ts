@@ -1,0 +1,239 @@
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  createJobRequestSchema,
+  fieldErrors,
+  LIFECYCLE,
+  toHandle,
+  type CreateJobRequest,
+  type JobCatalog,
+  type JobTypeDefinition,
+  type TaskRecord,
+} from '@longrun/core';
+import { CreateBatch } from '../create-batch.js';
+import { stableJson } from '../stable-json.js';
+import type { TaskQueue } from '../task-queue.js';
+import type { TaskStore } from '../task-store.js';
+import type { WebhookTargetPolicy } from '../webhook-target.js';
+import { invalid, type SubmitOutcome } from './outcomes.js';
+
+export interface SubmitDeps {
+  store: TaskStore;
+  jobs: TaskQueue;
+  catalog: JobCatalog;
+  webhookPolicy: WebhookTargetPolicy;
+  pollIntervalMs: number;
+  defaultTtlMs: number;
+  maxTtlMs: number;
+  maxOpenTasks: number;
+  /** Runs one Redis step within the request deadline (`TaskQueue.run`). */
+  redis<T>(operation: () => Promise<T>): Promise<T>;
+  /** Waits, within the deadline, for the connection to be ready. */
+  untilReady(): Promise<void>;
+  /** Test hook: `after-create` kills the process between the record and the job. */
+  crashAt?: string | undefined;
+}
+
+export interface SubmitOptions {
+  idempotencyKey?: string | undefined;
+  /** Carried in the job so the worker's log lines can name the request that made the task. */
+  requestId?: string | undefined;
+}
+
+type Idempotency = { key: string; value: string };
+
+/**
+ * A submit: validates the request against the job type, then writes the record and its job in
+ * the order that keeps a handle from pointing at work that will never run. A record whose job
+ * never arrived (a crash between the two writes) is the reconciler's to repair.
+ */
+export class Submitter {
+  private readonly schema: ReturnType<typeof createJobRequestSchema>;
+  /** The creates of one event-loop turn go to Redis as one script call (decision 21). */
+  private readonly creates: CreateBatch;
+
+  constructor(private readonly deps: SubmitDeps) {
+    this.schema = createJobRequestSchema(deps.maxTtlMs);
+    this.creates = new CreateBatch(deps.store);
+  }
+
+  async submit(tenant: string, body: unknown, opts: SubmitOptions = {}): Promise<SubmitOutcome> {
+    const checked = this.check(body);
+    if ('kind' in checked) return checked;
+    const { request, definition } = checked;
+    const record = this.newRecord(tenant, request);
+    const idempotency = opts.idempotencyKey
+      ? this.claim(tenant, record.id, opts.idempotencyKey, request)
+      : undefined;
+    const enqueue = { priority: request.priority, requestId: opts.requestId };
+    if (!idempotency && this.deps.maxOpenTasks === 0) {
+      return this.unguarded(record, definition, enqueue);
+    }
+    if (!this.deps.jobs.ready) await this.deps.untilReady();
+    const pending = this.creates.create({
+      record,
+      idempotency,
+      maxOpenTasks: this.deps.maxOpenTasks,
+    });
+    const outcome = await this.deps
+      .redis(() => pending.outcome)
+      .catch(async (error: unknown) => {
+        // A create that timed out may still run once Redis is free: remove it after it (it is on
+        // the connection once `written`; commands on one connection run in order).
+        await pending.written;
+        await this.deps
+          .redis(() => this.deps.store.discard(record, idempotency))
+          .catch(() => undefined);
+        throw error;
+      });
+    if ('full' in outcome) {
+      return { kind: 'full', openTasks: outcome.openTasks, cap: this.deps.maxOpenTasks };
+    }
+    if (!outcome.created) return this.replay(tenant, outcome.idempotencyValue, idempotency);
+    if (this.deps.crashAt === 'after-create') process.kill(process.pid, 'SIGKILL');
+    try {
+      await this.deps.redis(() => this.deps.jobs.enqueue(record, definition, enqueue));
+    } catch (error) {
+      await this.withdraw(record, definition, idempotency);
+      throw error;
+    }
+    return { kind: 'created', task: toHandle(record, this.deps.pollIntervalMs) };
+  }
+
+  /** The request's shape, its callback, its type and its input, in that order. */
+  private check(
+    body: unknown,
+  ): { request: CreateJobRequest; definition: JobTypeDefinition } | SubmitOutcome {
+    const parsed = this.schema.safeParse(body);
+    if (!parsed.success)
+      return invalid(400, 'The request body is invalid', fieldErrors(parsed.error));
+    const request = parsed.data;
+    const refused = request.callback
+      ? this.deps.webhookPolicy.refuseUrl(request.callback.url)
+      : null;
+    if (refused) {
+      return invalid(400, 'The callback URL is not allowed', [
+        { path: 'callback.url', message: `${refused} (see LONGRUN_WEBHOOK_ALLOW)` },
+      ]);
+    }
+    const definition = this.deps.catalog.get(request.type);
+    if (!definition) {
+      return invalid(400, `Unknown job type "${request.type}"`, [
+        { path: 'type', message: `must be one of: ${[...this.deps.catalog.keys()].join(', ')}` },
+      ]);
+    }
+    const input = definition.input.safeParse(request.input);
+    if (!input.success) {
+      return invalid(
+        422,
+        `The input does not match job type "${request.type}"`,
+        fieldErrors(input.error, 'input'),
+      );
+    }
+    return { request, definition };
+  }
+
+  private newRecord(tenant: string, request: CreateJobRequest): TaskRecord {
+    const now = Date.now();
+    return {
+      id: randomUUID(),
+      tenant,
+      type: request.type,
+      status: LIFECYCLE.submit.to,
+      statusMessage: LIFECYCLE.submit.statusMessage,
+      createdAt: now,
+      updatedAt: now,
+      ttlMs: request.ttlMs ?? this.deps.defaultTtlMs,
+      input: request.input,
+      cancelRequested: false,
+      awaitingInput: false,
+      inputs: [],
+      ...(request.callback ? { callback: request.callback } : {}),
+      ...(request.priority ? { priority: request.priority } : {}),
+    };
+  }
+
+  /** The idempotency key's claim: the task it names and the fingerprint of the body. */
+  private claim(tenant: string, id: string, key: string, request: CreateJobRequest): Idempotency {
+    const { type, input, ttlMs, callback, priority } = request;
+    const bodyHash = sha256(
+      stableJson({
+        type,
+        input,
+        ttlMs: ttlMs ?? null,
+        callback: callback ?? null,
+        priority: priority ?? null,
+      }),
+    );
+    return {
+      key: this.deps.store.keys.idempotency(tenant, sha256(key)),
+      value: `${id} ${bodyHash}`,
+    };
+  }
+
+  /**
+   * Nothing can refuse this create (no idempotency key, no cap): the job follows the record at
+   * once, without waiting for its answer, in the same write and round trip. Redis runs them in
+   * that order.
+   */
+  private async unguarded(
+    record: TaskRecord,
+    definition: JobTypeDefinition,
+    enqueue: { priority?: number | undefined; requestId?: string | undefined },
+  ): Promise<SubmitOutcome> {
+    if (!this.deps.jobs.ready) await this.deps.untilReady();
+    const pending = this.creates.create({ record });
+    await pending.written;
+    const [stored, queued] = await Promise.allSettled([
+      this.deps.redis(() => pending.outcome),
+      this.deps.redis(() => this.deps.jobs.enqueue(record, definition, enqueue)),
+    ]);
+    if (stored.status === 'rejected' || queued.status === 'rejected') {
+      await this.withdraw(record, definition);
+      throw stored.status === 'rejected' ? stored.reason : (queued as PromiseRejectedResult).reason;
+    }
+    return { kind: 'created', task: toHandle(record, this.deps.pollIntervalMs) };
+  }
+
+  /**
+   * The key was claimed before: the same body gets the first task's handle. Nothing is added to
+   * the queue here: a job that never arrived is the reconciler's to repair, and adding one now
+   * could run a finished task again (its job is removed once it completes).
+   */
+  private async replay(
+    tenant: string,
+    idempotencyValue: string,
+    ours: Idempotency | undefined,
+  ): Promise<SubmitOutcome> {
+    const [existingId = '', existingHash] = idempotencyValue.split(' ');
+    if (existingHash !== ours?.value.split(' ')[1]) return { kind: 'keyReused' };
+    const view = await this.deps.redis(() => this.deps.store.peek(existingId));
+    if (!view || view.tenant !== tenant) return { kind: 'keyInFlux' };
+    return { kind: 'replayed', task: toHandle(view, this.deps.pollIntervalMs) };
+  }
+
+  /**
+   * Takes back whatever of the task landed, so no handle points at work that will never run. A
+   * write that timed out may still land (commands on a connection run in order): the removal is
+   * sent after it, and a worker that took the job in between is told to stop.
+   */
+  private async withdraw(
+    record: TaskRecord,
+    definition: JobTypeDefinition,
+    idempotency?: Idempotency,
+  ): Promise<void> {
+    const { store, jobs } = this.deps;
+    await this.deps
+      .redis(() =>
+        Promise.all([
+          store.discard(record, idempotency),
+          jobs.removeJob(record.id, definition.name),
+          jobs.broadcastCancel(record.id),
+        ]),
+      )
+      .catch(() => undefined);
+  }
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}

@@ -1,0 +1,275 @@
+import type { Redis } from 'ioredis';
+import {
+  inputResponseRequestSchema,
+  isTerminal,
+  isTaskId,
+  fieldErrors,
+  listJobsQuerySchema,
+  retryAfterSeconds,
+  toHandle,
+  type HandleFields,
+  type JobCatalog,
+  type TaskHandle,
+  type TaskResult,
+} from '@longrun/core';
+import { TaskIndex } from '../task-index.js';
+import { TaskLog } from '../task-log.js';
+import { TaskQueue } from '../task-queue.js';
+import { TaskStore } from '../task-store.js';
+import type { TaskEvents } from '../task-events.js';
+import type { TaskWorkerLogger } from '../worker/job-data.js';
+import type { WebhookTargetPolicy } from '../webhook-target.js';
+import { InputValidator } from './answer-validator.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import {
+  conflict,
+  invalid,
+  notFound,
+  type AnswerOutcome,
+  type CancelOutcome,
+  type ForgetOutcome,
+  type GetOutcome,
+  type ListOutcome,
+  type NotFound,
+  type ResultOutcome,
+  type SubmitOutcome,
+} from './outcomes.js';
+import { Submitter, type SubmitOptions } from './submit.js';
+import { TaskWatch, type OpenWatch } from './watch.js';
+
+export interface TaskEngineOptions {
+  /** A producer connection (`createRedis(url, 'producer')`); the engine never closes it. */
+  connection: Redis;
+  /** Wake-ups for watches, on a subscriber connection of its own. */
+  events: TaskEvents;
+  prefix: string;
+  /** The job types tasks may have (their input schemas, queues and attempts). */
+  catalog: JobCatalog;
+  webhookPolicy: WebhookTargetPolicy;
+  pollIntervalMs: number;
+  defaultTtlMs: number;
+  maxTtlMs: number;
+  /** Deadline for each Redis step of a call; past it the call throws `StoreUnavailableError`. */
+  redisTimeoutMs: number;
+  /** Non-terminal tasks per tenant; 0 = no cap. */
+  maxOpenTasks: number;
+  logger?: TaskWorkerLogger | undefined;
+  /** How often a watch re-checks without a wake-up (default 15 s). */
+  heartbeatMs?: number | undefined;
+  /** Test hook, see `SubmitDeps.crashAt`. */
+  crashAt?: string | undefined;
+}
+
+/**
+ * The one task API every door calls (HTTP today; MCP and A2A next): submit, get, list, cancel,
+ * answer, forget, result and watch, for one tenant at a time. Each call answers a discriminated
+ * outcome; only an unreachable Redis is thrown. A task of another tenant is `notFound`, exactly
+ * like a missing one. No door touches Redis keys or BullMQ: the engine orders every write.
+ */
+export class TaskEngine {
+  readonly store: TaskStore;
+  readonly log: TaskLog;
+  readonly jobs: TaskQueue;
+  readonly events: TaskEvents;
+  private readonly index: TaskIndex;
+  private readonly submitter: Submitter;
+  private readonly watcher: TaskWatch;
+  private readonly answers = new InputValidator();
+
+  constructor(private readonly opts: TaskEngineOptions) {
+    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
+    this.log = new TaskLog(opts.connection, this.store.keys);
+    this.index = new TaskIndex(opts.connection, this.store.keys);
+    this.jobs = new TaskQueue({
+      connection: opts.connection,
+      prefix: opts.prefix,
+      catalog: opts.catalog,
+    });
+    this.events = opts.events;
+    const redis = <T>(operation: () => Promise<T>) => this.redis(operation);
+    this.submitter = new Submitter({
+      ...opts,
+      store: this.store,
+      jobs: this.jobs,
+      redis,
+      untilReady: () => this.redis(() => Promise.resolve()),
+    });
+    this.watcher = new TaskWatch({
+      store: this.store,
+      log: this.log,
+      events: opts.events,
+      pollIntervalMs: opts.pollIntervalMs,
+      redis,
+      heartbeatMs: opts.heartbeatMs ?? 15_000,
+    });
+  }
+
+  /** How often clients should poll a handle (it says so in `pollIntervalMs`). */
+  get pollIntervalMs(): number {
+    return this.opts.pollIntervalMs;
+  }
+
+  /** Seconds a client should wait before polling again (`Retry-After`). */
+  get retryAfter(): number {
+    return retryAfterSeconds(this.opts.pollIntervalMs);
+  }
+
+  /** Validates, stores and enqueues a task (see `SubmitOutcome` for what can stop it). */
+  submit(tenant: string, body: unknown, opts?: SubmitOptions): Promise<SubmitOutcome> {
+    return this.submitter.submit(tenant, body, opts);
+  }
+
+  /** The task's handle: one `HMGET` of what a handle shows, never the input or answers. */
+  async get(tenant: string, id: string): Promise<GetOutcome> {
+    const view = await this.owned(tenant, id);
+    return 'kind' in view ? view : { kind: 'found', task: this.handle(view) };
+  }
+
+  /** The tenant's tasks, newest first, as summaries (no result) unless `view=full`. */
+  async list(tenant: string, query: unknown): Promise<ListOutcome> {
+    const parsed = listJobsQuerySchema.safeParse(query);
+    if (!parsed.success) return invalid(400, 'The query is invalid', fieldErrors(parsed.error));
+    const { status, limit, cursor, view } = parsed.data;
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    if (after === null) {
+      return invalid(400, 'The query is invalid', [
+        { path: 'cursor', message: 'must be a value returned as nextCursor' },
+      ]);
+    }
+    const page = await this.redis(() => this.index.page(tenant, { status, limit, after, view }));
+    return {
+      kind: 'page',
+      tasks: page.tasks.map((t) => (view === 'full' ? this.handle(t) : this.summary(t))),
+      nextCursor: page.next === null ? null : encodeCursor(page.next),
+    };
+  }
+
+  /** The outcome of a finished task, waiting up to `waitMs` for it to finish. */
+  async result(
+    tenant: string,
+    id: string,
+    waitMs = 0,
+    signal?: AbortSignal,
+  ): Promise<ResultOutcome> {
+    let view: HandleFields | null | NotFound = await this.owned(tenant, id);
+    if ('kind' in view) return view;
+    if (waitMs > 0) {
+      view = await this.watcher.untilTerminal(view, waitMs, signal ?? new AbortController().signal);
+      if (!view) return notFound;
+    }
+    if (!isTerminal(view.status)) return conflict('notTerminal', view.status);
+    const handle = this.handle(view);
+    const result: TaskResult = { taskId: view.id, status: view.status as TaskResult['status'] };
+    if (view.status === 'completed') result.result = handle.result;
+    else result.error = handle.error;
+    return { kind: 'finished', result };
+  }
+
+  /** Cancels a task that has not finished; aborts its handler wherever it runs. */
+  async cancel(tenant: string, id: string): Promise<CancelOutcome> {
+    const view = await this.owned(tenant, id);
+    if ('kind' in view) return view;
+    if (isTerminal(view.status)) return conflict('terminal', view.status);
+    const error = { message: 'The task was cancelled', code: 'cancelled' };
+    const done = await this.redis(() =>
+      this.store.transition(id, 'cancel', { cancelRequested: true, error }),
+    );
+    if (!done.ok) return done.reason === 'missing' ? notFound : conflict('terminal', done.current);
+    await this.redis(async () => {
+      await this.jobs.removeJob(id, view.type);
+      await this.jobs.broadcastCancel(id);
+    });
+    const cancelled = { ...view, status: 'cancelled' as const, error, updatedAt: Date.now() };
+    return {
+      kind: 'cancelled',
+      task: this.handle({ ...cancelled, statusMessage: 'cancelled by request' }),
+    };
+  }
+
+  /** Answers an `input_required` task and wakes its job. */
+  async answer(tenant: string, id: string, body: unknown): Promise<AnswerOutcome> {
+    const view = await this.owned(tenant, id);
+    if ('kind' in view) return view;
+    if (view.status !== 'input_required' || !view.inputRequest) {
+      return conflict('notAwaitingInput', view.status);
+    }
+    const parsed = inputResponseRequestSchema.safeParse(body);
+    if (!parsed.success)
+      return invalid(400, 'The request body is invalid', fieldErrors(parsed.error));
+    if (!('input' in parsed.data)) {
+      return invalid(400, 'The request body is invalid', [{ path: 'input', message: 'Required' }]);
+    }
+    const problems = this.answers.validate(view.inputRequest.schema, parsed.data.input);
+    if (problems.length > 0)
+      return invalid(422, 'The input does not match inputRequest.schema', problems);
+    const done = await this.redis(() =>
+      this.store.transition(
+        id,
+        'answer',
+        { awaitingInput: false, inputRequest: null },
+        { appendInput: parsed.data.input },
+      ),
+    );
+    if (!done.ok)
+      return done.reason === 'missing' ? notFound : conflict('notAwaitingInput', done.current);
+    const wake = await this.wake(view);
+    const { inputRequest: _answered, ...rest } = view;
+    const answered = { ...rest, status: 'working' as const, statusMessage: 'input received' };
+    return { kind: 'answered', task: this.handle({ ...answered, updatedAt: Date.now() }), wake };
+  }
+
+  /** Forgets a terminal task now. */
+  async forget(tenant: string, id: string): Promise<ForgetOutcome> {
+    const view = await this.owned(tenant, id);
+    if ('kind' in view) return view;
+    if (!isTerminal(view.status)) return conflict('notTerminal', view.status);
+    const done = await this.redis(() => this.store.forget(view));
+    return !done.ok && done.reason === 'missing' ? notFound : { kind: 'forgotten' };
+  }
+
+  /** Opens a watch on the task's changes (SSE), after event `after` when resuming. */
+  async watch(tenant: string, id: string, after?: string): Promise<OpenWatch | NotFound> {
+    if (!isTaskId(id)) return notFound;
+    return this.watcher.open(tenant, id, after);
+  }
+
+  /** The public handle for what the store read. */
+  handle(view: HandleFields): TaskHandle {
+    return toHandle(view, this.opts.pollIntervalMs);
+  }
+
+  /** A list item: the handle without its result (the task's own `GET` has it). */
+  summary(view: HandleFields): TaskHandle {
+    const { result: _result, ...summary } = this.handle(view);
+    return summary;
+  }
+
+  /** Runs one Redis step within the call's deadline, Redis failures turned into store errors. */
+  redis<T>(operation: () => Promise<T>): Promise<T> {
+    return this.jobs.run(operation, this.opts.redisTimeoutMs);
+  }
+
+  async close(): Promise<void> {
+    await this.jobs.close();
+  }
+
+  /** What the handle shows, if the task exists and belongs to `tenant`. */
+  private async owned(tenant: string, id: string): Promise<HandleFields | NotFound> {
+    if (!isTaskId(id)) return notFound;
+    const view = await this.redis(() => this.store.peek(id));
+    return view && view.tenant === tenant ? view : notFound;
+  }
+
+  /** Wakes an answered task's job; a failed wake-up is left to the reconciler, and said so. */
+  private async wake(view: HandleFields): Promise<'woken' | 'requeued' | 'deferred'> {
+    const definition = this.opts.catalog.get(view.type);
+    if (!definition) return 'deferred';
+    try {
+      const priority = await this.redis(() => this.store.priority(view.id));
+      return await this.redis(() => this.jobs.wake({ ...view, priority }, definition));
+    } catch (err) {
+      this.opts.logger?.warn({ err, taskId: view.id }, 'answer recorded; waking its job failed');
+      return 'deferred';
+    }
+  }
+}

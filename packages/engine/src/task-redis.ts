@@ -1,0 +1,36 @@
+import type { Redis } from 'ioredis';
+import {
+  COMPLETE_MANY,
+  CREATE_MANY,
+  CREATE_TASK,
+  DISCARD_TASK,
+  FORGET_TASK,
+  START_TASK,
+  TRANSITION_TASK,
+} from './scripts.js';
+
+/** A connection with longrun's scripts defined on it (ioredis sends each by hash, EVALSHA). */
+export interface TaskRedis extends Redis {
+  longrunCreate(...args: (string | number)[]): Promise<string>;
+  longrunCreateMany(numberOfKeys: number, ...args: string[]): Promise<string[]>;
+  longrunTransition(...args: (string | number)[]): Promise<string[]>;
+  longrunCompleteMany(numberOfKeys: number, ...args: (string | number)[]): Promise<string>;
+  longrunForget(...args: (string | number)[]): Promise<string[]>;
+  longrunDiscard(...args: (string | number)[]): Promise<number>;
+  longrunStart(...args: (string | number)[]): Promise<[string, string[] | string | undefined]>;
+}
+
+/** Defines the scripts on `redis` once (several stores may share a connection). */
+export function defineTaskScripts(redis: Redis): TaskRedis {
+  if (!('longrunCreate' in redis)) {
+    redis.defineCommand('longrunCreate', { numberOfKeys: 7, lua: CREATE_TASK });
+    // The number of keys varies with the batch: passed first on each call.
+    redis.defineCommand('longrunCreateMany', { lua: CREATE_MANY });
+    redis.defineCommand('longrunTransition', { numberOfKeys: 4, lua: TRANSITION_TASK });
+    redis.defineCommand('longrunCompleteMany', { lua: COMPLETE_MANY });
+    redis.defineCommand('longrunForget', { numberOfKeys: 4, lua: FORGET_TASK });
+    redis.defineCommand('longrunDiscard', { numberOfKeys: 6, lua: DISCARD_TASK });
+    redis.defineCommand('longrunStart', { numberOfKeys: 3, lua: START_TASK });
+  }
+  return redis as TaskRedis;
+}

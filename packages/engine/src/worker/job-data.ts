@@ -1,0 +1,34 @@
+/** What the API puts in a job's data (older jobs carry only `tenant`/`requestId`). */
+export interface TaskJobData {
+  tenant?: string;
+  requestId?: string;
+  /** The task's input, so a first run needs no read of the record. */
+  input?: Record<string, unknown>;
+  /** When the task expires (ms since the epoch). */
+  expiresAt?: number;
+}
+
+/** What a run needs of its task. */
+export interface RunTask {
+  id: string;
+  type: string;
+  input: Record<string, unknown>;
+  /** Answers to earlier `requestInput` calls, in order. */
+  inputs: unknown[];
+  /** Whether `inputs` came from the record (a first run starts without reading it). */
+  inputsRead: boolean;
+  expiresAt: number;
+}
+
+/** How one run of a job ended, for metrics and logs. */
+export type RunOutcome =
+  'completed' | 'failed' | 'retrying' | 'cancelled' | 'input_required' | 'skipped';
+
+export interface TaskWorkerLogger {
+  /** pino's: lets a run skip building log lines nobody will see. */
+  isLevelEnabled?(level: string): boolean;
+  debug?(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}

@@ -1,0 +1,81 @@
+/**
+ * How a run is stopped: a cancel broadcast, or a write that finds the task gone or finished. The
+ * handler's `AbortSignal` is made only when the handler reads `ctx.signal` (an `AbortController`
+ * per job showed in the worker's profile, and a short handler never looks at it); one made after
+ * the run was stopped is aborted already.
+ */
+export class RunControl {
+  private controller?: AbortController;
+  private reason?: Error;
+
+  get aborted(): boolean {
+    return this.reason !== undefined;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    if (this.reason) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** How long a cancel broadcast for a job this process has not (yet) started is remembered. */
+const CANCEL_MEMORY_MS = 60_000;
+const CANCEL_MEMORY_MAX = 10_000;
+
+/**
+ * The runs of one worker process, by task id, and the cancels broadcast for tasks no run here
+ * had (yet): a job taken in the instant between the API's cancel and its broadcast would
+ * otherwise start unchecked on the fast path.
+ */
+export class RunRegistry {
+  private readonly running = new Map<string, RunControl>();
+  private readonly cancelledLately = new Map<string, number>();
+
+  /** Starts tracking a run of `taskId`; the returned function stops it. */
+  track(taskId: string, run: RunControl): () => void {
+    this.running.set(taskId, run);
+    return () => {
+      if (this.running.get(taskId) === run) this.running.delete(taskId);
+    };
+  }
+
+  /** A cancel was broadcast: aborts the run here, or remembers it. `true` if a run was aborted. */
+  cancel(taskId: string): boolean {
+    const run = this.running.get(taskId);
+    if (run) {
+      run.abort(new Error('cancelled'));
+      return true;
+    }
+    this.remember(taskId);
+    return false;
+  }
+
+  /** Whether a cancel for `taskId` was broadcast lately while no run here had it. */
+  wasCancelled(taskId: string): boolean {
+    return this.cancelledLately.has(taskId);
+  }
+
+  /** Bounded: oldest first out after a minute, or past the cap. */
+  private remember(taskId: string): void {
+    const now = Date.now();
+    for (const [id, at] of this.cancelledLately) {
+      if (at > now - CANCEL_MEMORY_MS && this.cancelledLately.size < CANCEL_MEMORY_MAX) break;
+      this.cancelledLately.delete(id);
+    }
+    this.cancelledLately.set(taskId, now);
+  }
+}
+
+/** Thrown by `ctx.requestInput` to park a job; the processor turns it into BullMQ's DelayedError. */
+export class InputParked extends Error {
+  override name = 'InputParked';
+}

@@ -1,0 +1,149 @@
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { isTerminal, type JobCatalog } from '@longrun/core';
+import type { CompletionBatch } from '../completion-batch.js';
+import type { TaskStore, TransitionOutcome } from '../task-store.js';
+import { createJobContext, type ContextRun } from './job-context.js';
+import type { RunOutcome, RunTask } from './job-data.js';
+import { InputParked, RunControl } from './run-control.js';
+
+/** What every run of a worker shares. */
+export interface RunDeps {
+  store: TaskStore;
+  completions: CompletionBatch;
+  catalog: JobCatalog;
+  /** See `TaskWorkerOptions.runningMarkMs`. */
+  runningMarkMs: number;
+  onActiveChange?: ((delta: 1 | -1) => void) | undefined;
+  logWarn(obj: object, msg: string): void;
+  crashAt?: string | undefined;
+}
+
+/**
+ * How a run ended: its outcome (a completion's comes once Redis answers, after the processor has
+ * returned) and what the processor throws so that BullMQ retries, fails or parks the job.
+ */
+export interface RunEnd {
+  outcome: RunOutcome | Promise<RunOutcome>;
+  thrown?: Error;
+}
+
+/**
+ * One run of a task's handler: checks its input, runs it with a context, and records how it
+ * ended as a lifecycle event (guarded, so a cancelled task never becomes completed).
+ */
+export class TaskRun implements ContextRun {
+  readonly control = new RunControl();
+  private mark: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: RunDeps,
+    readonly job: Job,
+    readonly task: RunTask,
+    /** A first run: the task is marked `running` only once it has run for a while. */
+    private readonly markLater: boolean,
+    readonly token: string | undefined,
+  ) {}
+
+  get store(): TaskStore {
+    return this.deps.store;
+  }
+
+  get crashAt(): string | undefined {
+    return this.deps.crashAt;
+  }
+
+  async execute(): Promise<RunEnd> {
+    const definition = this.deps.catalog.get(this.task.type);
+    if (!definition) {
+      await this.fail(`No handler for job type "${this.task.type}" in this worker`);
+      return {
+        outcome: 'failed',
+        thrown: new UnrecoverableError(`unknown job type ${this.task.type}`),
+      };
+    }
+    const parsed = definition.input.safeParse(this.task.input);
+    if (!parsed.success) {
+      await this.fail(`Invalid input: ${parsed.error.message}`);
+      return { outcome: 'failed', thrown: new UnrecoverableError('invalid input') };
+    }
+    if (this.control.aborted) return { outcome: 'cancelled' }; // cancelled before it started
+    if (this.markLater) this.scheduleMark();
+    const ctx = createJobContext(this);
+    let result: unknown;
+    this.deps.onActiveChange?.(1);
+    try {
+      // A handler that throws at once, or rejects, clears the mark first all the same.
+      try {
+        result = await definition.handler(parsed.data, ctx);
+      } finally {
+        this.stopMark();
+      }
+    } catch (error) {
+      return this.threw(error);
+    } finally {
+      this.deps.onActiveChange?.(-1);
+    }
+    if (this.control.aborted) return { outcome: 'cancelled' };
+    // BullMQ may move the job to `completed` as soon as the completion is on the connection:
+    // its command goes out after ours on the same connection, so Redis completes the record
+    // first, and the two travel in one write (decision 19) instead of two round trips in a row.
+    const completion = this.deps.completions.complete(this.task.id, result ?? null);
+    await completion.written;
+    return {
+      outcome: completion.outcome.then((done) =>
+        done.ok ? 'completed' : done.reason === 'missing' ? 'skipped' : 'cancelled',
+      ),
+    };
+  }
+
+  stopMark(): boolean {
+    const pending = this.mark !== undefined;
+    clearTimeout(this.mark);
+    this.mark = undefined;
+    return pending;
+  }
+
+  stopIfGone(outcome: TransitionOutcome): void {
+    if (outcome.ok) return;
+    if (outcome.reason === 'missing' || isTerminal(outcome.current)) {
+      this.control.abort(
+        new Error(`task ${outcome.reason === 'missing' ? 'is gone' : outcome.current}`),
+      );
+    }
+  }
+
+  /** The deferred `start` event; the handler's own progress or input request replaces it. */
+  private scheduleMark(): void {
+    this.mark = setTimeout(() => {
+      this.mark = undefined;
+      this.store.transition(this.task.id, 'start', { started: true }).then(
+        (outcome) => this.stopIfGone(outcome),
+        (err: unknown) =>
+          this.deps.logWarn({ err, taskId: this.task.id }, 'could not mark task running'),
+      );
+    }, this.deps.runningMarkMs);
+  }
+
+  /** The handler threw: park, retry or fail, as the error and the attempts left say. */
+  private async threw(error: unknown): Promise<RunEnd> {
+    if (error instanceof InputParked)
+      return { outcome: 'input_required', thrown: new DelayedError() };
+    if (this.control.aborted) return { outcome: 'cancelled' };
+    const attempts = this.job.opts.attempts ?? 1;
+    const attempt = this.job.attemptsMade + 1;
+    const willRetry = !(error instanceof UnrecoverableError) && attempt < attempts;
+    const message = error instanceof Error ? error.message : String(error);
+    if (willRetry) {
+      await this.store.transition(this.task.id, 'retry', {
+        statusMessage: `attempt ${attempt} failed; retrying`,
+      });
+      return { outcome: 'retrying', thrown: error instanceof Error ? error : new Error(message) };
+    }
+    await this.fail(message);
+    return { outcome: 'failed', thrown: new UnrecoverableError(message) };
+  }
+
+  private async fail(message: string): Promise<void> {
+    await this.store.transition(this.task.id, 'fail', { error: { message } });
+  }
+}

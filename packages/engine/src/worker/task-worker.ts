@@ -1,0 +1,226 @@
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { JobCatalog } from '@longrun/core';
+import { CompletionBatch } from '../completion-batch.js';
+import { queueNameFor, taskKeys } from '../keys.js';
+import { TaskStore } from '../task-store.js';
+import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
+import { RunRegistry } from './run-control.js';
+import { TaskRun, type RunEnd } from './task-run.js';
+
+export interface TaskWorkerOptions {
+  /** A worker-role connection (`maxRetriesPerRequest: null`); BullMQ duplicates it for blocking. */
+  connection: Redis;
+  /** A separate connection used only to receive cancel broadcasts. */
+  subscriber: Redis;
+  prefix: string;
+  maxTtlMs: number;
+  catalog: JobCatalog;
+  /** Run only these job types (their queues); default: every type in the catalog. */
+  types?: readonly string[] | undefined;
+  concurrency: number;
+  lockDurationMs?: number | undefined;
+  stalledIntervalMs?: number | undefined;
+  maxStalledCount?: number | undefined;
+  logger: TaskWorkerLogger;
+  /** Called once per run, e.g. to count outcomes and durations. */
+  onRun?: (type: string, outcome: RunOutcome, durationMs: number) => void;
+  onActiveChange?: (delta: 1 | -1) => void;
+  /**
+   * A first run marks its task `running` only once its handler has run this long, so jobs that
+   * finish sooner cost one script, not two (default 100). `0` checks and marks every run before
+   * its handler starts, in the same script that reads the record (the path every re-run, retry
+   * and resumed run takes anyway).
+   */
+  runningMarkMs?: number | undefined;
+  /** Test hook: `after-park` kills the process between parking a job and recording it. */
+  crashAt?: string | undefined;
+}
+
+/**
+ * Runs longrun jobs: one BullMQ worker per queue, whose processor takes the task (from the job,
+ * or by the `start` event), runs it as a `TaskRun` and returns or throws as BullMQ expects.
+ */
+export class TaskWorker {
+  /** One BullMQ worker per queue this process consumes. */
+  readonly workers: Worker[];
+  private readonly store: TaskStore;
+  private readonly runs = new RunRegistry();
+  private readonly runningMarkMs: number;
+  /** The errors our processor threw: any other `failed` is BullMQ's own (e.g. stalled too often). */
+  private readonly ownErrors = new WeakSet<Error>();
+  private readonly deps: ConstructorParameters<typeof TaskRun>[0];
+
+  constructor(private readonly opts: TaskWorkerOptions) {
+    this.runningMarkMs = opts.runningMarkMs ?? 100;
+    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
+    this.deps = {
+      store: this.store,
+      // Completions of jobs that finish in the same turn go to Redis together.
+      completions: new CompletionBatch(this.store),
+      catalog: opts.catalog,
+      runningMarkMs: this.runningMarkMs,
+      onActiveChange: opts.onActiveChange,
+      logWarn: (obj, msg) => opts.logger.warn(obj, msg),
+      crashAt: opts.crashAt,
+    };
+    // Two declared parameters: BullMQ makes an AbortController per job only for processors that
+    // declare a third; runs are stopped through `RunControl` instead.
+    const processor = (job: Job, token?: string) => this.process(job, token);
+    const types = opts.types ?? [...opts.catalog.keys()];
+    for (const type of types) {
+      if (!opts.catalog.has(type)) throw new Error(`Unknown job type in worker types: ${type}`);
+    }
+    const queueNames = new Set(types.map((t) => queueNameFor(opts.catalog.get(t) ?? {})));
+    this.workers = [...queueNames].map((name) => {
+      const worker = new Worker(name, processor, {
+        connection: opts.connection,
+        prefix: opts.prefix,
+        concurrency: opts.concurrency,
+        ...(opts.lockDurationMs ? { lockDuration: opts.lockDurationMs } : {}),
+        ...(opts.stalledIntervalMs ? { stalledInterval: opts.stalledIntervalMs } : {}),
+        maxStalledCount: opts.maxStalledCount ?? 3,
+        autorun: false,
+      });
+      worker.on('error', (err) => opts.logger.warn({ err, queue: name }, 'worker error'));
+      worker.on('failed', (job, err) => void this.onFailed(job, err));
+      return worker;
+    });
+  }
+
+  /** Names of the queues this process consumes. */
+  get queueNames(): string[] {
+    return this.workers.map((w) => w.name);
+  }
+
+  /** Subscribes to cancel broadcasts, then starts taking jobs. */
+  async start(): Promise<void> {
+    const channel = taskKeys(this.opts.prefix).cancelChannel;
+    this.opts.subscriber.on('message', (ch: string, taskId: string) => {
+      if (ch !== channel) return;
+      if (this.runs.cancel(taskId))
+        this.opts.logger.info({ taskId }, 'cancel: aborted running handler');
+      else this.opts.logger.debug?.({ taskId }, 'cancel: remembered for a job not running here');
+    });
+    await this.opts.subscriber.subscribe(channel);
+    for (const worker of this.workers) void worker.run();
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  /** Stops taking jobs and waits for running ones to finish; `force` abandons them to stall recovery. */
+  async close(force = false): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close(force)));
+  }
+
+  /** BullMQ's processor: returns when the run completed, throws to retry, fail or park. */
+  private async process(job: Job, token?: string): Promise<void> {
+    const started = Date.now();
+    const taskId = job.id ?? '';
+    const fast = this.isFirstRun(job);
+    const task = this.runs.wasCancelled(taskId) ? null : await this.take(job, fast, started);
+    if (!task) {
+      // Cancelled before it started, expired, forgotten, or finished by a run that crashed
+      // before BullMQ heard of it: nothing to do.
+      this.ended(job, job.name, 'skipped', started);
+      return;
+    }
+    const run = new TaskRun(this.deps, job, task, fast, token);
+    const untrack = this.runs.track(taskId, run.control);
+    let end: RunEnd;
+    try {
+      end = await run.execute();
+    } finally {
+      untrack();
+    }
+    if (typeof end.outcome === 'string') this.ended(job, task.type, end.outcome, started);
+    else {
+      // A completion: its answer (completed, or refused) comes after the processor returned.
+      end.outcome.then(
+        (outcome) => this.ended(job, task.type, outcome, started),
+        (err: unknown) => {
+          this.opts.logger.error({ err, taskId }, 'could not record the completion');
+          this.ended(job, task.type, 'failed', started);
+        },
+      );
+    }
+    if (end.thrown) {
+      this.ownErrors.add(end.thrown);
+      throw end.thrown;
+    }
+  }
+
+  /**
+   * A first run of a job that carries its input needs nothing from the record: the task is
+   * `working` and the completion script refuses to touch it if it was cancelled meanwhile.
+   */
+  private isFirstRun(job: Job): boolean {
+    const data = (job.data ?? {}) as TaskJobData;
+    return (
+      this.runningMarkMs > 0 &&
+      data.input !== undefined &&
+      data.expiresAt !== undefined &&
+      job.attemptsMade === 0 &&
+      (job.attemptsStarted ?? 1) <= 1
+    );
+  }
+
+  /**
+   * The task to run: from the job on a first run, else by the `start` event, which checks in one
+   * script that it is still to be done, marks it running and reads it (retry, stalled re-run,
+   * resumed after input, re-added job).
+   */
+  private async take(job: Job, fast: boolean, now: number): Promise<RunTask | null> {
+    const data = (job.data ?? {}) as TaskJobData;
+    const id = job.id ?? '';
+    if (fast) {
+      const expiresAt = data.expiresAt!;
+      return expiresAt > now
+        ? { id, type: job.name, input: data.input!, inputs: [], inputsRead: false, expiresAt }
+        : null;
+    }
+    const record = await this.store.start(id, { awaitingInput: false, started: true });
+    return (
+      record && {
+        id: record.id,
+        type: record.type,
+        input: record.input,
+        inputs: record.inputs,
+        inputsRead: true,
+        expiresAt: record.createdAt + record.ttlMs,
+      }
+    );
+  }
+
+  private ended(job: Job, type: string, outcome: RunOutcome, started: number): void {
+    const logger = this.opts.logger;
+    // One line per run at `info` would cost more CPU than the run: successes log at `debug`.
+    const quiet = outcome === 'completed' || outcome === 'skipped';
+    const debug = logger.isLevelEnabled?.('debug') ?? true;
+    if (!quiet || debug) {
+      const data = (job.data ?? {}) as TaskJobData;
+      const line = {
+        taskId: job.id,
+        type,
+        attempt: job.attemptsMade + 1,
+        requestId: data.requestId,
+        outcome,
+        ms: Date.now() - started,
+      };
+      if (quiet) logger.debug?.(line, 'task run ended');
+      else logger.info(line, 'task run ended');
+    }
+    this.opts.onRun?.(type, outcome, Date.now() - started);
+  }
+
+  /** A job BullMQ failed without our processor deciding it (e.g. it stalled too often). */
+  private async onFailed(job: Job | undefined, err: Error): Promise<void> {
+    if (!job?.id || this.ownErrors.has(err)) return;
+    try {
+      await this.store.transition(job.id, 'jobLost', {
+        error: { message: `Worker lost the job too many times: ${err.message}`, code: 'job-lost' },
+      });
+    } catch (error) {
+      this.opts.logger.error({ err: error, taskId: job.id }, 'could not record stalled failure');
+    }
+  }
+}

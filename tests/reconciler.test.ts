@@ -1,0 +1,196 @@
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { FIELD } from '@longrun/core';
+import { createRedis, WebhookDispatcher, WebhookTargetPolicy } from '@longrun/engine';
+import { httpClient, waitFor } from './helpers/http.js';
+import { startApp, type Proc } from './helpers/processes.js';
+import {
+  API_KEYS,
+  KEY_A,
+  startInProcessApi,
+  startWorker,
+  uniquePrefix,
+  type InProcessApi,
+} from './helpers/service.js';
+
+// The reconciler maps BullMQ's view back onto the records. Each case leaves a task the way a
+// process that died between two writes (or an operator) would, by really killing the process at
+// that point (LONGRUN_TEST_CRASH_AT), then checks that a worker's reconciler repairs it.
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const fn of cleanup.reverse()) await fn().catch(() => undefined);
+});
+
+const redis = new Redis(inject('redisUrl'));
+cleanup.push(() => redis.quit());
+
+/** A worker whose reconciler sweeps every 200 ms and leaves tasks alone for 300 ms only. */
+const FAST_RECONCILER = {
+  LONGRUN_RECONCILE_INTERVAL_MS: '200',
+  LONGRUN_RECONCILE_GRACE_MS: '300',
+};
+
+async function worker(prefix: string, env: Record<string, string> = {}): Promise<Proc> {
+  const w = await startWorker(prefix, env);
+  cleanup.push(() => w.stop());
+  return w;
+}
+
+async function api(): Promise<InProcessApi> {
+  const a = await startInProcessApi();
+  cleanup.push(() => a.close());
+  return a;
+}
+
+async function statusOf(prefix: string, id: string): Promise<string | null> {
+  return redis.hget(`${prefix}:task:${id}`, FIELD.status);
+}
+
+describe('a task whose job never arrived', () => {
+  it('is queued again, with its priority, when the API died between record and job', async () => {
+    const prefix = uniquePrefix();
+    const crashing = await startApp('api', {
+      REDIS_URL: inject('redisUrl'),
+      LONGRUN_PREFIX: prefix,
+      LONGRUN_API_KEYS: API_KEYS,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LONGRUN_TEST_CRASH_AT: 'after-create',
+    });
+    cleanup.push(() => crashing.kill());
+    const http = httpClient(`http://127.0.0.1:${crashing.ready.port as number}`, KEY_A);
+    // The API is killed while it answers: the request fails, the record stays behind.
+    await expect(
+      http('POST', '/v1/jobs', {
+        body: { type: 'echo', input: { n: 7 }, priority: 7 },
+        headers: { 'idempotency-key': `crash-${prefix}` },
+      }),
+    ).rejects.toThrow();
+    await new Promise<void>((r) => crashing.child.once('exit', () => r()));
+    const [member] = await redis.zrange(`${prefix}:tenant:alpha:tasks`, 0, 0);
+    const id = (member ?? '').slice(14);
+    expect(await statusOf(prefix, id)).toBe('working');
+    expect(await redis.exists(`${prefix}:tasks:${id}`)).toBe(0); // no job
+
+    // Paused, so the re-added job can be looked at before it runs.
+    const a = await startInProcessApi({ prefix });
+    cleanup.push(() => a.close());
+    await a.tasks.queueFor('echo').pause();
+    await worker(prefix, FAST_RECONCILER);
+    const job = await waitFor(async () => a.tasks.queueFor('echo').getJob(id), {
+      what: 'the re-added job',
+    });
+    expect(job.opts.priority).toBe(7);
+    await a.tasks.queueFor('echo').resume();
+    await waitFor(async () => (await statusOf(prefix, id)) === 'completed', { what: 'completed' });
+    expect((await a.http('GET', `/v1/jobs/${id}`)).body.result).toEqual({ n: 7 });
+    expect(await redis.hget(`${prefix}:task:${id}`, FIELD.repairs)).toBe('1');
+  });
+});
+
+describe('a job parked without its input_required', () => {
+  it('is woken, and asks again, when the worker died between parking and recording', async () => {
+    const a = await api();
+    const crashing = await startWorker(a.prefix, {
+      LONGRUN_TEST_CRASH_AT: 'after-park',
+      LONGRUN_RECONCILE_INTERVAL_MS: '0',
+    });
+    cleanup.push(() => crashing.kill());
+    const res = await a.http('POST', '/v1/jobs', {
+      body: { type: 'approval', input: { question: 'ship it?' } },
+    });
+    const id = res.body.taskId as string;
+    await new Promise<void>((r) => crashing.child.once('exit', () => r()));
+    expect(await statusOf(a.prefix, id)).toBe('working');
+    expect(await redis.zscore(`${a.prefix}:tasks:delayed`, id)).not.toBeNull();
+
+    await worker(a.prefix, FAST_RECONCILER);
+    const asking = await waitFor(
+      async () => {
+        const poll = await a.http('GET', `/v1/jobs/${id}`);
+        return poll.body.status === 'input_required' ? poll : undefined;
+      },
+      { what: 'input_required' },
+    );
+    expect(asking.body.inputRequest.message).toBe('ship it?');
+    await a.http('POST', `/v1/jobs/${id}/input`, { body: { input: { approved: true } } });
+    await waitFor(async () => (await statusOf(a.prefix, id)) === 'completed', { what: 'done' });
+  });
+});
+
+describe('a started task whose job was removed outside longrun', () => {
+  it('fails with a message that says so', async () => {
+    const a = await api();
+    const queue = a.tasks.queueFor('sleep');
+    await queue.pause();
+    const res = await a.http('POST', '/v1/jobs', { body: { type: 'sleep', input: { ms: 10 } } });
+    const id = res.body.taskId as string;
+    // As if a run had started and the job were then removed from the queue UI.
+    expect((await a.store.transition(id, 'start', { started: true })).ok).toBe(true);
+    expect(await queue.remove(id)).toBe(1);
+    await worker(a.prefix, FAST_RECONCILER);
+    const failed = await waitFor(
+      async () => {
+        const poll = await a.http('GET', `/v1/jobs/${id}`);
+        return poll.body.status === 'failed' ? poll : undefined;
+      },
+      { what: 'failed' },
+    );
+    expect(failed.body.error).toMatchObject({ code: 'job-lost' });
+    expect(failed.body.error.message).toMatch(/removed/);
+  });
+});
+
+describe('the webhook relay', () => {
+  it('leaves no consumer behind in the outbox group, closed or crashed', async () => {
+    const prefix = uniquePrefix();
+    const connection = createRedis(inject('redisUrl'), 'worker');
+    const relay = createRedis(inject('redisUrl'), 'worker');
+    cleanup.push(async () => {
+      connection.disconnect();
+      relay.disconnect();
+    });
+    const dispatcher = (name: string) =>
+      new WebhookDispatcher({
+        connection,
+        relayConnection: relay,
+        prefix,
+        maxTtlMs: 60_000,
+        pollIntervalMs: 1000,
+        policy: new WebhookTargetPolicy([]),
+        logger: pino({ level: 'silent' }),
+        consumerName: name,
+        deadConsumerMs: 200,
+      });
+    const outbox = `${prefix}:outbox`;
+    const consumers = async () =>
+      ((await redis.xinfo('CONSUMERS', outbox, 'relay')) as string[][]).map((c) => String(c[1]));
+    const names: string[] = [];
+    for (const name of ['restart-1', 'restart-2', 'restart-3']) {
+      const d = dispatcher(name);
+      await d.start();
+      // An entry for this relay to move, so that it becomes a consumer of the group.
+      await redis.xadd(outbox, '*', 'task', crypto.randomUUID(), 'event', '1');
+      await waitFor(async () => (await redis.xlen(outbox)) === 0, { what: 'entry relayed' });
+      names.push(...(await consumers()));
+      await d.close();
+    }
+    expect(names).toEqual(['restart-1', 'restart-2', 'restart-3']); // each was one, in its time
+    expect(await consumers()).toEqual([]);
+    // A relay that died without closing: a consumer, with nothing pending, that reads no more.
+    const id = String(await redis.xadd(outbox, '*', 'task', 'x', 'event', '1'));
+    await redis.xreadgroup('GROUP', 'relay', 'crashed', 'COUNT', 1, 'STREAMS', outbox, '>');
+    await redis.xack(outbox, 'relay', id);
+    expect(await consumers()).toEqual(['crashed']);
+    await new Promise((r) => setTimeout(r, 300));
+    const live = dispatcher('live');
+    await live.start();
+    try {
+      await expect.poll(consumers).not.toContain('crashed');
+    } finally {
+      await live.close();
+    }
+  });
+});
