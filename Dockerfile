@@ -22,6 +22,7 @@ COPY packages/core/package.json packages/core/
 COPY packages/engine/package.json packages/engine/
 COPY apps/api/package.json apps/api/
 COPY apps/worker/package.json apps/worker/
+COPY bench/package.json bench/
 RUN --mount=type=cache,target=/root/.npm npm ci
 COPY . .
 RUN npm run build
@@ -39,6 +40,7 @@ COPY packages/core/package.json packages/core/
 COPY packages/engine/package.json packages/engine/
 COPY apps/api/package.json apps/api/
 COPY apps/worker/package.json apps/worker/
+COPY bench/package.json bench/
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev
 # ...and the compiled code those links point at (each package's "exports" is ./dist/index.js).
 COPY --from=build /app/packages/core/dist packages/core/dist

@@ -5,15 +5,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 // @ts-expect-error plain ESM helper shared with `npm start`
 import { findRedisServer, freePort, startRedis } from '../../scripts/redis.mjs';
-
-const root = resolve(import.meta.dirname, '../..');
 
 /** Terminal statuses, as stored in the task record. */
 export const TERMINAL = new Set(['completed', 'cancelled', 'failed']);
@@ -519,76 +516,7 @@ export function pct(s: string): string {
     .join('');
 }
 
-export interface ApiProcess {
-  child: ChildProcess;
-  url: string;
-  port: number;
-  /** stdout and stderr lines so far. */
-  lines: string[];
-  /** SIGTERM, then wait for exit; resolves with the exit code. */
-  stop(): Promise<number | null>;
-  kill(): Promise<void>;
-  exited: Promise<number | null>;
-}
-
-/**
- * The built API (`apps/api/dist/main.js`) as a child process on a free port of 127.0.0.1, ready
- * once `/healthz` answers. Unlike `startApp` it does not wait for the info-level "api ready" line,
- * so the API can run at LOG_LEVEL=warn (no per-request log lines) under load.
- */
-export async function startApiProcess(
-  cleanups: Cleanups,
-  env: Record<string, string>,
-  opts: { port?: number } = {},
-): Promise<ApiProcess> {
-  const port: number = opts.port ?? ((await freePort()) as number);
-  const child = spawn(process.execPath, [join(root, 'apps/api/dist/main.js')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      LOG_LEVEL: 'warn',
-      HOST: '127.0.0.1',
-      // The suite measures the service, not its abuse limits: off unless a scenario sets them.
-      LONGRUN_RATE_LIMIT_RPS: '0',
-      LONGRUN_MAX_OPEN_TASKS: '0',
-      ...env,
-      PORT: String(port),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  for (const stream of [child.stdout, child.stderr]) {
-    createInterface({ input: stream }).on('line', (line) => lines.push(line));
-  }
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const api: ApiProcess = {
-    child,
-    url: `http://127.0.0.1:${port}`,
-    port,
-    lines,
-    exited,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      return exited;
-    },
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
-  cleanups.add(() => api.kill());
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`api exited early:\n${lines.join('\n')}`);
-    const up = await rawRequest(api.url, { path: '/healthz', agent: false, timeoutMs: 1000 }).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (up) return api;
-    if (Date.now() > deadline) throw new Error(`api not up in 20 s:\n${lines.join('\n')}`);
-    await sleep(100);
-  }
-}
+export { startApiProcess, type ApiProcess } from '../helpers/processes.js';
 
 /**
  * A keep-alive agent whose idle sockets close after 4 s, before the API's keepAliveTimeout (5 s):

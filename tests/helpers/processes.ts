@@ -1,8 +1,32 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+// @ts-expect-error plain ESM helper shared with `npm start`
+import { freePort } from '../../scripts/redis.mjs';
 
 const root = resolve(import.meta.dirname, '../..');
+
+/**
+ * The one way the tests start a built app (`apps/<app>/dist/main.js`) as a child process: its env
+ * over this process's, every output line collected.
+ */
+export function spawnApp(
+  app: 'api' | 'worker',
+  env: Record<string, string>,
+): { child: ChildProcess; lines: string[]; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [resolve(root, `apps/${app}/dist/main.js`)], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on('line', (line) => lines.push(line));
+  }
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, lines, exited };
+}
 
 export interface Proc {
   child: ChildProcess;
@@ -22,29 +46,22 @@ export async function startApp(
   env: Record<string, string>,
   timeoutMs = 15_000,
 ): Promise<Proc> {
-  const child = spawn(process.execPath, [resolve(root, `apps/${app}/dist/main.js`)], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const { child, lines, exited } = spawnApp(app, { LOG_LEVEL: 'info', ...env });
   const ready = await new Promise<Record<string, unknown>>((resolveReady, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`${app} not ready in ${timeoutMs} ms:\n${lines.join('\n')}`)),
       timeoutMs,
     );
-    for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream! }).on('line', (line) => {
-        lines.push(line);
-        if (line.includes(`"msg":"${app} ready"`)) {
-          clearTimeout(timer);
-          resolveReady(JSON.parse(line) as Record<string, unknown>);
-        }
-      });
-    }
+    const check = setInterval(() => {
+      const line = lines.find((l) => l.includes(`"msg":"${app} ready"`));
+      if (!line) return;
+      clearTimeout(timer);
+      clearInterval(check);
+      resolveReady(JSON.parse(line) as Record<string, unknown>);
+    }, 20);
     void exited.then((code) => {
       clearTimeout(timer);
+      clearInterval(check);
       reject(new Error(`${app} exited with ${code} before ready:\n${lines.join('\n')}`));
     });
   });
@@ -83,4 +100,65 @@ export function runApp(
       resolveRun({ code, output });
     });
   });
+}
+
+export interface ApiProcess {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  /** stdout and stderr lines so far. */
+  lines: string[];
+  /** SIGTERM, then wait for exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  kill(): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+/**
+ * The built API (`apps/api/dist/main.js`) as a child process on a free port of 127.0.0.1, ready
+ * once `/healthz` answers. Unlike `startApp` it does not wait for the info-level "api ready" line,
+ * so the API can run at LOG_LEVEL=warn (no per-request log lines) under load.
+ */
+export async function startApiProcess(
+  cleanups: { add(fn: () => unknown): void },
+  env: Record<string, string>,
+  opts: { port?: number } = {},
+): Promise<ApiProcess> {
+  const port: number = opts.port ?? ((await freePort()) as number);
+  const { child, lines, exited } = spawnApp('api', {
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    // The suite measures the service, not its abuse limits: off unless a scenario sets them.
+    LONGRUN_RATE_LIMIT_RPS: '0',
+    LONGRUN_MAX_OPEN_TASKS: '0',
+    ...env,
+    PORT: String(port),
+  });
+  const api: ApiProcess = {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    lines,
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  cleanups.add(() => api.kill());
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`api exited early:\n${lines.join('\n')}`);
+    const up = await fetch(`${api.url}/healthz`, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (up) return api;
+    if (Date.now() > deadline) throw new Error(`api not up in 20 s:\n${lines.join('\n')}`);
+    await sleep(100);
+  }
 }

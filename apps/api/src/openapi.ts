@@ -210,7 +210,7 @@ function paths(jobTypes: string): Json {
         tags: ['tasks'],
         summary: "List the caller's tasks, newest first",
         description:
-          'Each item is a summary: the task handle without `result` (the task\'s own `GET` has it), so a page costs the same whatever the tasks weigh. `view=full` includes each result.',
+          "Each item is a summary: the task handle without `result` (the task's own `GET` has it), so a page costs the same whatever the tasks weigh. `view=full` includes each result.",
         parameters: queryParameters(listJobsQuerySchema),
         responses: {
           '200': {
