@@ -17,7 +17,7 @@ import {
   type TaskHandle,
   type TaskUpdate,
 } from '@longrun/client';
-import type { jobTypes } from '@longrun/worker';
+import type { jobTypes } from '@longrun/worker-app';
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
 import { KEY_A, startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';

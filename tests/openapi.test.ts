@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiKeys, createApp } from '@longrun/api';
 import { createRedis } from '@longrun/engine';
-import { catalog } from '@longrun/worker';
+import { catalog } from '@longrun/worker-app';
 import { buildEngine, KEY_A, startInProcessApi, type InProcessApi } from './helpers/service.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an OpenAPI document is free-form JSON
@@ -65,20 +65,18 @@ function servedRoutes(app: Express): string[] {
 }
 
 /** The app exactly as `createApp` builds it, on real Redis connections (never listening). */
-function buildApp() {
+async function buildApp() {
   const redisUrl = inject('redisUrl');
   const connection = createRedis(redisUrl, 'producer');
   const subscriber = createRedis(redisUrl, 'subscriber');
   connection.on('error', () => undefined);
   subscriber.on('error', () => undefined);
-  const engine = buildEngine(connection, subscriber, {
+  const { engine, types } = await buildEngine(connection, subscriber, {
     maxTtlMs: MAX_TTL_MS,
     defaultTtlMs: 60_000,
-    catalog: new Map(),
   });
   const app = createApp({
     engine,
-    catalog,
     keys: new ApiKeys(new Map([[KEY_A, 'alpha']])),
     logger: pino({ level: 'silent' }),
     maxTtlMs: MAX_TTL_MS,
@@ -89,6 +87,7 @@ function buildApp() {
     app,
     async close() {
       await engine.close().catch(() => undefined);
+      await types.close();
       connection.disconnect();
       subscriber.disconnect();
     },
@@ -124,7 +123,7 @@ describe('GET /openapi.json', () => {
   });
 
   it('documents exactly the routes the app serves', async () => {
-    const built = buildApp();
+    const built = await buildApp();
     try {
       const served = servedRoutes(built.app).filter((r) => !PAGE_ASSETS.includes(r));
       const documented = documentedOperations(doc);

@@ -8,6 +8,7 @@ import { startApp, type Proc } from './helpers/processes.js';
 import {
   API_KEYS,
   KEY_A,
+  registerTypes,
   startInProcessApi,
   startWorker,
   uniquePrefix,
@@ -51,6 +52,7 @@ async function statusOf(prefix: string, id: string): Promise<string | null> {
 describe('a task whose job never arrived', () => {
   it('is queued again, with its priority, when the API died between record and job', async () => {
     const prefix = uniquePrefix();
+    await registerTypes(redis, prefix); // as a worker would have: the API accepts echo
     const crashing = await startApp('api', {
       REDIS_URL: inject('redisUrl'),
       LONGRUN_PREFIX: prefix,

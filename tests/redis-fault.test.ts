@@ -112,6 +112,13 @@ describe('Redis goes away', () => {
     expectUnavailable(get, getMs, 'GET /v1/jobs/<id>');
     const [list, listMs] = await timed(() => a.http('GET', '/v1/jobs'));
     expectUnavailable(list, listMs, 'GET /v1/jobs');
+    // A type this API has not read yet makes it re-read the registry: unavailable too, not 400/500.
+    const [unknown, unknownMs] = await timed(() =>
+      a.http('POST', '/v1/jobs', { body: { type: 'registered-meanwhile', input: {} } }),
+    );
+    expectUnavailable(unknown, unknownMs, 'POST /v1/jobs of a type not read yet');
+    const [types, typesMs] = await timed(() => a.http('GET', '/v1/job-types'));
+    expectUnavailable(types, typesMs, 'GET /v1/job-types');
 
     const [ready, readyMs] = await timed(() => a.http('GET', '/readyz', { key: null }));
     expect(ready.status).toBe(503);

@@ -57,7 +57,7 @@ async function setup() {
     conn.on('error', () => undefined);
     if (conn.status !== 'ready') await new Promise((resolve) => conn.once('ready', resolve));
   }
-  const tasks = new TaskQueue({ connection: producer, prefix, catalog });
+  const tasks = new TaskQueue({ connection: producer, prefix, types: catalog });
   const store = new TaskStore(producer, prefix, 3_600_000);
   cleanup.push(() => tasks.close());
   const stopped = new Set<string>();

@@ -8,6 +8,9 @@ import type { Redis } from 'ioredis';
 import type { JobCatalog } from '@longrun/core';
 import {
   createRedis,
+  describeJobType,
+  JobTypeDirectory,
+  JobTypeRegistry,
   taskKeys,
   TaskEngine,
   TaskEvents,
@@ -16,7 +19,7 @@ import {
   type TaskQueue,
   type TaskStore,
 } from '@longrun/engine';
-import { catalog } from '@longrun/worker';
+import { catalog } from '@longrun/worker-app';
 import { httpClient } from './http.js';
 import { startApp, type Proc } from './processes.js';
 
@@ -29,17 +32,40 @@ export function uniquePrefix(): string {
   return `test-${randomUUID().slice(0, 12)}`;
 }
 
-/** A real engine on `connection`, with its own subscriber for wake-ups (tests' defaults). */
-export function buildEngine(
+/**
+ * Registers job types in the prefix's registry as a worker does at start (here for an hour,
+ * under the id `test-seed`), so that an API without a worker process accepts them.
+ */
+export async function registerTypes(
+  connection: Redis,
+  prefix: string,
+  types: JobCatalog = catalog,
+  workerId = 'test-seed',
+): Promise<void> {
+  if (connection.status !== 'ready') await new Promise((r) => connection.once('ready', r));
+  const descriptors = [...types.values()].map(describeJobType);
+  await new JobTypeRegistry(connection, prefix).publish(workerId, descriptors, 3_600_000);
+}
+
+/**
+ * A real engine on `connection`, with its own subscriber for wake-ups and the prefix's job-type
+ * registry (tests' defaults). The stock types are registered unless `register` is false.
+ */
+export async function buildEngine(
   connection: Redis,
   subscriber: Redis,
-  opts: Partial<Omit<TaskEngineOptions, 'connection' | 'events'>> & { catalog?: JobCatalog } = {},
-): TaskEngine {
+  opts: Partial<Omit<TaskEngineOptions, 'connection' | 'events' | 'types'>> & {
+    register?: JobCatalog | false;
+  } = {},
+): Promise<{ engine: TaskEngine; types: JobTypeDirectory }> {
   const prefix = opts.prefix ?? uniquePrefix();
-  return new TaskEngine({
+  if (opts.register !== false) await registerTypes(connection, prefix, opts.register || catalog);
+  const types = new JobTypeDirectory({ connection, subscriber, prefix });
+  await types.start();
+  const engine = new TaskEngine({
     connection,
     events: new TaskEvents(subscriber, taskKeys(prefix).eventsChannel),
-    catalog,
+    types,
     webhookPolicy: new WebhookTargetPolicy([]),
     pollIntervalMs: 1000,
     defaultTtlMs: 86_400_000,
@@ -49,12 +75,15 @@ export function buildEngine(
     ...opts,
     prefix,
   });
+  return { engine, types };
 }
 
 export interface InProcessApi {
   url: string;
   prefix: string;
   engine: TaskEngine;
+  /** The job types as this API reads them from the registry. */
+  types: JobTypeDirectory;
   /** The engine's BullMQ side (queues). */
   tasks: TaskQueue;
   store: TaskStore;
@@ -77,6 +106,8 @@ export async function startInProcessApi(
     pollIntervalMs?: number;
     redisTimeoutMs?: number;
     maxTtlMs?: number;
+    /** Job types to register before start (default: the stock ones); false: none. */
+    register?: JobCatalog | false;
   } = {},
 ): Promise<InProcessApi> {
   const prefix = opts.prefix ?? uniquePrefix();
@@ -88,8 +119,9 @@ export async function startInProcessApi(
   const maxTtlMs = opts.maxTtlMs ?? 7 * 86_400_000;
   const subscriber = createRedis(opts.redisUrl ?? inject('redisUrl'), 'subscriber');
   subscriber.on('error', () => undefined);
-  const engine = buildEngine(connection, subscriber, {
+  const { engine, types } = await buildEngine(connection, subscriber, {
     prefix,
+    register: opts.register ?? catalog,
     webhookPolicy: new WebhookTargetPolicy(opts.webhookAllow ?? []),
     pollIntervalMs: opts.pollIntervalMs ?? 1000,
     maxTtlMs,
@@ -98,7 +130,6 @@ export async function startInProcessApi(
   });
   const app = createApp({
     engine,
-    catalog,
     keys: new ApiKeys(
       new Map([
         [KEY_A, 'alpha'],
@@ -119,6 +150,7 @@ export async function startInProcessApi(
     url,
     prefix,
     engine,
+    types,
     tasks: engine.jobs,
     store: engine.store,
     events: engine.events,
@@ -127,6 +159,7 @@ export async function startInProcessApi(
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await engine.close().catch(() => undefined);
+      await types.close();
       connection.disconnect();
       subscriber.disconnect();
     },

@@ -1,6 +1,5 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
-import type { JobCatalog } from '@longrun/core';
 import { TenantLimiter, type TaskEngine } from '@longrun/engine';
 import { requireTenant, type ApiKeys } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
@@ -10,13 +9,12 @@ import { errorHandler, notFound } from './http/problem.js';
 import { docsRouter } from './routes/docs.js';
 import { adminRouter } from './routes/admin.js';
 import { healthRouter } from './routes/health.js';
+import { addJobTypeRoutes } from './routes/job-types.js';
 import { addJobRoutes } from './routes/jobs.js';
 
 export interface AppDeps {
   /** The task engine every route calls (it owns the Redis connection's task keys and queues). */
   engine: TaskEngine;
-  /** The job types, for the OpenAPI document's input schemas. */
-  catalog: JobCatalog;
   keys: ApiKeys;
   logger: Logger;
   maxTtlMs: number;
@@ -31,7 +29,7 @@ export interface AppDeps {
 
 /**
  * Builds the HTTP app from its dependencies; `main.ts` wires real ones, tests do the same.
- * @example const app = createApp({ engine, catalog, keys, logger, ...limits }); app.listen(3000)
+ * @example const app = createApp({ engine, keys, logger, ...limits }); app.listen(3000)
  */
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -49,13 +47,14 @@ export function createApp(deps: AppDeps): Express {
       ? [rateLimit(new TenantLimiter(jobs, deps.rateLimitRps, deps.redisTimeoutMs))]
       : [];
   // Authentication and limits run first in each task route.
-  addJobRoutes(app, deps.engine, [requireTenant(deps.keys), ...limits]);
+  const before = [requireTenant(deps.keys), ...limits];
+  addJobRoutes(app, deps.engine, before);
+  addJobTypeRoutes(app, deps.engine, before);
   app.use(healthRouter(jobs, metrics.registry, deps.redisTimeoutMs));
   if (deps.adminKeys?.length) {
-    const queues = [...jobs.queues.values(), jobs.webhookQueue];
-    app.use(adminRouter(queues, deps.adminKeys, deps.adminReadOnly ?? true));
+    app.use(adminRouter(jobs, deps.adminKeys, deps.adminReadOnly ?? true));
   }
-  app.use(docsRouter(deps));
+  app.use(docsRouter({ maxTtlMs: deps.maxTtlMs, jobTypes: () => deps.engine.knownJobTypes }));
   app.use(notFound);
   app.use(errorHandler(deps.logger));
   return app;

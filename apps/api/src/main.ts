@@ -4,12 +4,12 @@ import { pino } from 'pino';
 import { ConfigError } from '@longrun/core';
 import {
   createRedis,
+  JobTypeDirectory,
   taskKeys,
   TaskEngine,
   TaskEvents,
   WebhookTargetPolicy,
 } from '@longrun/engine';
-import { catalog } from '@longrun/worker';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
 import { ApiKeys } from './http/auth.js';
@@ -37,11 +37,19 @@ async function main(): Promise<void> {
     logger.warn({ err: err.message }, 'redis subscriber error'),
   );
   const events = new TaskEvents(subscriber, taskKeys(config.LONGRUN_PREFIX).eventsChannel);
+  // The job types come from the registry workers publish to (re-read when one announces a change).
+  const types = new JobTypeDirectory({
+    connection,
+    subscriber,
+    prefix: config.LONGRUN_PREFIX,
+    logger,
+  });
+  await types.start();
   const engine = new TaskEngine({
     connection,
     events,
     prefix: config.LONGRUN_PREFIX,
-    catalog,
+    types,
     webhookPolicy: new WebhookTargetPolicy(config.LONGRUN_WEBHOOK_ALLOW),
     pollIntervalMs: config.LONGRUN_POLL_INTERVAL_MS,
     defaultTtlMs: config.LONGRUN_DEFAULT_TTL_MS,
@@ -53,7 +61,6 @@ async function main(): Promise<void> {
   });
   const app = createApp({
     engine,
-    catalog,
     keys: new ApiKeys(keys),
     logger,
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
@@ -96,6 +103,7 @@ async function main(): Promise<void> {
     server.closeIdleConnections();
     clearTimeout(force);
     await engine.close().catch(() => undefined);
+    await types.close();
     await events.close();
     await Promise.allSettled([connection.quit(), subscriber.quit()]);
     logger.info('api stopped');

@@ -18,7 +18,6 @@ import {
   taskStatusSchema,
   WEBHOOK_HEADERS,
   webhookPayloadSchema,
-  type JobCatalog,
 } from '@longrun/core';
 
 /** A JSON Schema or OpenAPI object, as plain JSON. */
@@ -27,9 +26,29 @@ type Json = Record<string, unknown>;
 export interface OpenApiOptions {
   /** Upper bound of `ttlMs`, as the API enforces it. */
   maxTtlMs: number;
-  /** The job types this API accepts; each one's input schema is published. */
-  catalog: JobCatalog;
+  /** The job types registered when the document is built; each one's input schema is published. */
+  jobTypes: readonly { name: string; version?: string; inputSchema: Record<string, unknown> }[];
 }
+
+/** A registered job type as `GET /v1/job-types` lists it. */
+const jobTypeVersionSchema = z.object({
+  version: z.string(),
+  registeredAt: z.iso.datetime(),
+  lastSeenAt: z.iso.datetime(),
+  workers: z.number().int(),
+});
+const jobTypeSchema = z.object({
+  name: z.string(),
+  version: z.string().describe('The version submits are validated with'),
+  queue: z.string().describe('The BullMQ queue its jobs go to'),
+  attempts: z.number().int(),
+  backoffMs: z.number().int(),
+  inputSchema: z.record(z.string(), z.unknown()).describe('JSON Schema (draft 2020-12)'),
+  workers: z.number().int().describe('Live workers serving the validating version'),
+  registeredAt: z.iso.datetime(),
+  versions: z.array(jobTypeVersionSchema).describe('Every registered version, newest first'),
+});
+const jobTypeListSchema = z.object({ jobTypes: z.array(jobTypeSchema) });
 
 /** Bodies of the operational routes; nothing else validates them, so they live here. */
 const healthSchema = z.object({ status: z.literal('ok') });
@@ -61,7 +80,7 @@ const version = (createRequire(import.meta.url)('../package.json') as { version:
  * the document cannot drift from what the API accepts.
  * @example res.json(buildOpenApiDocument({ maxTtlMs: 7 * 86_400_000, catalog }))
  */
-export function buildOpenApiDocument({ maxTtlMs, catalog }: OpenApiOptions): Json {
+export function buildOpenApiDocument({ maxTtlMs, jobTypes: registered }: OpenApiOptions): Json {
   const schemas = {
     // Requests are described as the client writes them (defaults make fields optional) ...
     ...componentSchemas('input', {
@@ -80,12 +99,15 @@ export function buildOpenApiDocument({ maxTtlMs, catalog }: OpenApiOptions): Jso
       WebhookPayload: webhookPayloadSchema,
       Health: healthSchema,
       Readiness: readySchema,
+      JobTypeList: jobTypeListSchema,
     }),
     ...Object.fromEntries(
-      [...catalog.values()].map((job) => [`JobInput.${job.name}`, jsonSchema(job.input, 'input')]),
+      registered.map((job) => [`JobInput.${job.name}`, embeddable(job.inputSchema)]),
     ),
   };
-  const jobTypes = [...catalog.keys()].map((name) => `\`${name}\``).join(', ');
+  const jobTypes = registered.length
+    ? registered.map(({ name }) => `\`${name}\``).join(', ')
+    : 'none registered yet';
 
   return {
     openapi: '3.1.0',
@@ -159,6 +181,27 @@ function paths(jobTypes: string): Json {
   const open = { security: [], tags: ['operations'] };
 
   return {
+    '/v1/job-types': {
+      get: {
+        operationId: 'listJobTypes',
+        tags: ['tasks'],
+        summary: 'List the registered job types',
+        description: [
+          'Every job type a worker has registered (workers publish their types, with the input',
+          "schema generated from the type's zod schema, and renew them with a heartbeat). A type",
+          'with `workers: 0` still accepts tasks: they wait for a worker. During a rolling deploy a',
+          'type has several versions; submits are validated with the newest one a live worker',
+          'serves (`version`).',
+        ].join(' '),
+        responses: {
+          '200': {
+            description: 'The registered job types, by name',
+            content: { 'application/json': { schema: ref('schemas', 'JobTypeList') } },
+          },
+          ...common,
+        },
+      },
+    },
     '/v1/jobs': {
       post: {
         operationId: 'submitJob',
@@ -166,7 +209,9 @@ function paths(jobTypes: string): Json {
         summary: 'Submit a task',
         description: [
           `Validates the envelope (unknown fields such as \`ttl\` are \`400\`), then \`input\``,
-          `against the job type's schema (\`422\`; see the \`JobInput.*\` schemas). Job types: ${jobTypes}.`,
+          `against the job type's registered schema (\`422\`; see the \`JobInput.*\` schemas and`,
+          `\`GET /v1/job-types\`). Job types registered when this document was served: ${jobTypes}.`,
+          'A type no worker has registered is `400`.',
           'Answers `202` only once Redis stored the task. With `callback`, every status change is',
           'POSTed to `callback.url` (see the `task.updated` webhook).',
         ].join(' '),

@@ -1,2 +1,2 @@
-/** The job catalog, for the API to validate with the very definitions the worker runs. */
+/** The example job types (for tests and typed clients inside this repository). */
 export * from './jobs/index.js';

@@ -39,6 +39,12 @@ export interface TaskKeys {
    * new event" (a wake-up; the event list is the truth).
    */
   eventsChannel: string;
+  /** The job-type registry: versions by `name@version`, who serves them, and when last seen. */
+  jobTypes: string;
+  jobTypeWorkers: string;
+  jobTypeSeen: string;
+  /** Announces "the registry changed" (a new version or worker, or one gone). */
+  jobTypesChannel: string;
 }
 
 export function taskKeys(prefix: string): TaskKeys {
@@ -55,6 +61,10 @@ export function taskKeys(prefix: string): TaskKeys {
     outbox: `${prefix}:outbox`,
     cancelChannel: `${prefix}:cancel`,
     eventsChannel: `${prefix}:task-events:`,
+    jobTypes: `${prefix}:jobtypes`,
+    jobTypeWorkers: `${prefix}:jobtypes:workers`,
+    jobTypeSeen: `${prefix}:jobtypes:seen`,
+    jobTypesChannel: `${prefix}:jobtypes:changed`,
   };
 }
 

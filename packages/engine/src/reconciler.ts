@@ -1,14 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import {
-  FIELD,
-  repairFor,
-  type BullJobState,
-  type JobCatalog,
-  type Repair,
-  type TaskStatus,
-} from '@longrun/core';
+import { FIELD, repairFor, type BullJobState, type Repair, type TaskStatus } from '@longrun/core';
 import { taskKeys, type TaskKeys } from './keys.js';
+import type { JobTypeDirectory } from './registry/job-type-directory.js';
 import { TaskQueue } from './task-queue.js';
 import { TaskStore } from './task-store.js';
 import type { TaskWorkerLogger } from './worker/job-data.js';
@@ -17,7 +11,8 @@ export interface ReconcilerOptions {
   /** A worker-role connection. */
   connection: Redis;
   prefix: string;
-  catalog: JobCatalog;
+  /** Every registered job type (not only this worker's): their queues and attempts. */
+  types: JobTypeDirectory;
   maxTtlMs: number;
   /** How often a sweep runs (one process at a time sweeps; default 10 s). */
   intervalMs?: number | undefined;
@@ -78,7 +73,7 @@ export class Reconciler {
     this.jobs = new TaskQueue({
       connection: opts.connection,
       prefix: opts.prefix,
-      catalog: opts.catalog,
+      types: opts.types,
     });
   }
 
@@ -120,6 +115,7 @@ export class Reconciler {
       'NX',
     );
     if (locked !== 'OK') return made;
+    await this.opts.types.refresh();
     const cursor = (await redis.get(this.keys.reconcilerCursor)) ?? '';
     const batch = this.opts.batch ?? 500;
     const ids = await redis.zrangebylex(
@@ -200,7 +196,7 @@ export class Reconciler {
 
   /** Applies one repair; `false` when the task moved on meanwhile (the guard refused). */
   private async repair(task: Checked, repair: Exclude<Repair, 'none'>): Promise<boolean> {
-    const definition = this.opts.catalog.get(task.type);
+    const definition = this.opts.types.get(task.type);
     if (repair === 'promote') return this.jobs.promote(task.id, task.type).catch(() => false);
     if (repair === 'requeue' && definition) {
       const done = await this.store.transition(task.id, 'requeue', { repairs: task.repairs + 1 });
@@ -210,7 +206,7 @@ export class Reconciler {
     }
     const message = definition
       ? 'The task was lost: its job was failed or removed outside longrun (stalled too often, or removed from the queue)'
-      : `No worker knows job type "${task.type}"`;
+      : `No worker has registered job type "${task.type}"`;
     const done = await this.store.transition(task.id, 'jobLost', {
       error: { message, code: 'job-lost' },
     });

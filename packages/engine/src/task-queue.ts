@@ -1,6 +1,6 @@
 import { Job, Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobCatalog, JobTypeDefinition, TaskRecord } from '@longrun/core';
+import type { TaskRecord } from '@longrun/core';
 import { classifyRedisError, guard } from './errors.js';
 import { QUEUE_NAME, queueNameFor, taskKeys, WEBHOOK_QUEUE_NAME } from './keys.js';
 import type { TaskJobData } from './worker/job-data.js';
@@ -9,8 +9,26 @@ export interface TaskQueueOptions {
   /** A producer connection (see `createRedis`); shared by BullMQ and the task store. */
   connection: Redis;
   prefix: string;
-  /** The job types, to know which queues exist (types may have queues of their own). */
-  catalog?: JobCatalog;
+  /**
+   * The job types, to know which queue each runs on (types may have queues of their own): the
+   * registry as the API reads it (`JobTypeDirectory`), or a worker's own catalog.
+   */
+  types?: JobPlacements;
+}
+
+/** Where and how a job type's jobs run: what `TaskQueue` needs of a job type. */
+export interface JobPlacement {
+  name: string;
+  /** Its own queue (`tasks-<queue>`); none: the shared `tasks` queue. */
+  queue?: string | undefined;
+  attempts?: number | undefined;
+  backoffMs?: number | undefined;
+}
+
+/** Job types by name (a `JobCatalog` is one; so is the registry's `JobTypeDirectory`). */
+export interface JobPlacements {
+  get(name: string): JobPlacement | undefined;
+  values(): Iterable<JobPlacement>;
 }
 
 /** Options of one submit that reach BullMQ. */
@@ -39,7 +57,7 @@ function jobData(record: JobRecord, opts: EnqueueOptions): TaskJobData {
 
 function jobOptions(
   record: JobRecord,
-  definition: JobTypeDefinition,
+  definition: JobPlacement,
   opts: EnqueueOptions,
 ): JobsOptions {
   const attempts = definition.attempts ?? 1;
@@ -90,12 +108,11 @@ const WILL_RUN = new Set(['waiting', 'prioritized', 'active', 'waiting-children'
 export class TaskQueue {
   /** The shared `tasks` queue. */
   readonly queue: Queue;
-  /** Every queue a type of the catalog runs on, by name. */
-  readonly queues: ReadonlyMap<string, Queue>;
+  private readonly byName = new Map<string, Queue>();
   /** The webhook deliveries queue (filled by workers), for dashboards. */
   readonly webhookQueue: Queue;
   readonly prefix: string;
-  private readonly catalog: JobCatalog;
+  private readonly types: JobPlacements;
   private readonly connection: Redis;
   private readonly cancelChannel: string;
   private readyWait: Promise<void> | undefined;
@@ -104,17 +121,8 @@ export class TaskQueue {
     this.connection = opts.connection;
     this.prefix = opts.prefix;
     this.cancelChannel = taskKeys(opts.prefix).cancelChannel;
-    this.catalog = opts.catalog ?? new Map();
-    const names = new Set([QUEUE_NAME, ...[...this.catalog.values()].map(queueNameFor)]);
-    const queues = new Map<string, Queue>();
-    for (const name of names) {
-      const queue = new Queue(name, { connection: opts.connection, prefix: opts.prefix });
-      // Errors surface on the calls that hit them; without a listener EventEmitter would throw.
-      queue.on('error', () => undefined);
-      queues.set(name, queue);
-    }
-    this.queues = queues;
-    this.queue = queues.get(QUEUE_NAME) as Queue;
+    this.types = opts.types ?? new Map();
+    this.queue = this.queueNamed(QUEUE_NAME);
     this.webhookQueue = new Queue(WEBHOOK_QUEUE_NAME, {
       connection: opts.connection,
       prefix: opts.prefix,
@@ -122,10 +130,28 @@ export class TaskQueue {
     this.webhookQueue.on('error', () => undefined);
   }
 
-  /** The queue a job type runs on (the shared one for types this catalog does not know). */
+  /** Every queue a known job type runs on, by name (new types' queues appear as they register). */
+  get queues(): ReadonlyMap<string, Queue> {
+    for (const type of this.types.values()) this.queueNamed(queueNameFor(type));
+    return this.byName;
+  }
+
+  /** The queue a job type runs on (the shared one for types not known). */
   queueFor(type: string): Queue {
-    const definition = this.catalog.get(type);
-    return this.queues.get(definition ? queueNameFor(definition) : QUEUE_NAME) ?? this.queue;
+    const placement = this.types.get(type);
+    return placement?.queue ? this.queueNamed(queueNameFor(placement)) : this.queue;
+  }
+
+  /** The BullMQ queue of that name, made on first use. */
+  queueNamed(name: string): Queue {
+    let queue = this.byName.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      // Errors surface on the calls that hit them; without a listener EventEmitter would throw.
+      queue.on('error', () => undefined);
+      this.byName.set(name, queue);
+    }
+    return queue;
   }
 
   /**
@@ -135,10 +161,10 @@ export class TaskQueue {
    */
   async enqueue(
     record: JobRecord,
-    definition: JobTypeDefinition,
+    definition: JobPlacement,
     opts: EnqueueOptions = {},
   ): Promise<void> {
-    const queue = this.queueFor(definition.name);
+    const queue = definition.queue ? this.queueNamed(queueNameFor(definition)) : this.queue;
     await queue.add(definition.name, jobData(record, opts), jobOptions(record, definition, opts));
   }
 
@@ -156,10 +182,7 @@ export class TaskQueue {
    * answers). A job that cannot be promoted is one that will run anyway (waiting, active), or
    * one that will never run (gone, or in no list after a partial write): that one is replaced.
    */
-  async wake(
-    record: JobRecord & { type: string },
-    definition: JobTypeDefinition,
-  ): Promise<WakeOutcome> {
+  async wake(record: JobRecord & { type: string }, definition: JobPlacement): Promise<WakeOutcome> {
     const queue = this.queueFor(record.type);
     const job = await Job.fromId(queue, record.id);
     if (job) {
@@ -260,6 +283,6 @@ export class TaskQueue {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.queues.values(), this.webhookQueue].map((q) => q.close()));
+    await Promise.all([...this.byName.values(), this.webhookQueue].map((q) => q.close()));
   }
 }

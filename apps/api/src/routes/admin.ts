@@ -3,27 +3,41 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import { Router } from 'express';
+import type { TaskQueue } from '@longrun/engine';
 import { requireAdmin } from '../http/admin-auth.js';
 
 export const ADMIN_QUEUES_PATH = '/admin/queues';
 
 /**
  * bull-board's queue dashboard at `/admin/queues`, behind the admin keys; read-only unless
- * `readOnly` is false (then operators can retry, promote and clean jobs from it).
+ * `readOnly` is false (then operators can retry, promote and clean jobs from it). Queues of job
+ * types registered after start-up join the board on its next request.
  */
-export function adminRouter(
-  queues: readonly Queue[],
-  keys: readonly string[],
-  readOnly: boolean,
-): Router {
+export function adminRouter(jobs: TaskQueue, keys: readonly string[], readOnly: boolean): Router {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(ADMIN_QUEUES_PATH);
-  createBullBoard({
-    queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: readOnly })),
+  const current = (): Queue[] => [...jobs.queues.values(), jobs.webhookQueue];
+  const adapt = (queues: Queue[]) =>
+    queues.map((q) => new BullMQAdapter(q, { readOnlyMode: readOnly }));
+  let shown = current();
+  const board = createBullBoard({
+    queues: adapt(shown),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'longrun' } },
   });
   const router = Router();
-  router.use(ADMIN_QUEUES_PATH, requireAdmin(keys), serverAdapter.getRouter() as Router);
+  router.use(
+    ADMIN_QUEUES_PATH,
+    requireAdmin(keys),
+    (_req, _res, next) => {
+      const now = current();
+      if (now.length !== shown.length) {
+        shown = now;
+        board.replaceQueues(adapt(now));
+      }
+      next();
+    },
+    serverAdapter.getRouter() as Router,
+  );
   return router;
 }

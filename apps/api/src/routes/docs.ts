@@ -70,11 +70,24 @@ const INIT = `window.addEventListener('load', function () {
 /**
  * `GET /openapi.json` (the OpenAPI 3.1 document) and `GET /docs` (Swagger UI rendering it, with
  * its assets under `/docs/assets/`). No authentication: the document holds no secrets.
- * @example app.use(docsRouter({ maxTtlMs, catalog }))
+ * @example app.use(docsRouter({ maxTtlMs, jobTypes: () => engine.knownJobTypes }))
  */
-export function docsRouter(options: OpenApiOptions): Router {
+export function docsRouter(options: {
+  maxTtlMs: number;
+  /** The job types registered now (the document describes them as they are when served). */
+  jobTypes: () => OpenApiOptions['jobTypes'];
+}): Router {
   const router = Router();
-  const document = buildOpenApiDocument(options);
+  // Rebuilt only when the registered types change (by name and version).
+  let built: { key: string; document: object } | undefined;
+  const documentNow = () => {
+    const jobTypes = options.jobTypes();
+    const key = jobTypes.map((t) => `${t.name}@${t.version ?? ''}`).join();
+    if (built?.key !== key) {
+      built = { key, document: buildOpenApiDocument({ maxTtlMs: options.maxTtlMs, jobTypes }) };
+    }
+    return built.document;
+  };
   const page = (res: Response) => {
     res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -84,7 +97,7 @@ export function docsRouter(options: OpenApiOptions): Router {
 
   router.get('/openapi.json', (_req, res) => {
     res.setHeader('Cache-Control', 'no-cache');
-    res.json(document);
+    res.json(documentNow());
   });
 
   router.get('/docs', (_req, res) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineJobType } from '@longrun/core';
+import { defineJobType } from '@longrun/worker';
 
 export const approvalAnswerSchema = z.strictObject({
   approved: z.boolean(),

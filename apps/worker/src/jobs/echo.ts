@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineJobType } from '@longrun/core';
+import { defineJobType } from '@longrun/worker';
 
 /** Returns its input at once (used by benchmarks). */
 export const echoJob = defineJobType({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineJobType } from '@longrun/core';
+import { defineJobType } from '@longrun/worker';
 
 /** Fails with the given message, without retries. */
 export const failJob = defineJobType({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineJobType } from '@longrun/core';
+import { defineJobType } from '@longrun/worker';
 
 /** Fails its first `failTimes` attempts with `message`, then returns the attempt that succeeded. */
 export const flakyJob = defineJobType({

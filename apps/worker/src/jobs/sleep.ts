@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { defineJobType } from '@longrun/core';
+import { defineJobType } from '@longrun/worker';
 
 /** Waits `ms`, reporting progress about once a second; a cancel stops it at once. */
 export const sleepJob = defineJobType({

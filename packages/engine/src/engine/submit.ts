@@ -5,12 +5,12 @@ import {
   LIFECYCLE,
   toHandle,
   type CreateJobRequest,
-  type JobCatalog,
-  type JobTypeDefinition,
   type TaskRecord,
 } from '@longrun/core';
 import { CreateBatch } from '../create-batch.js';
 import { stableJson } from '../stable-json.js';
+import type { RegisteredJobType } from '../registry/job-type-registry.js';
+import type { JobTypeDirectory } from '../registry/job-type-directory.js';
 import type { TaskQueue } from '../task-queue.js';
 import type { TaskStore } from '../task-store.js';
 import type { WebhookTargetPolicy } from '../webhook-target.js';
@@ -19,7 +19,8 @@ import { invalid, type SubmitOutcome } from './outcomes.js';
 export interface SubmitDeps {
   store: TaskStore;
   jobs: TaskQueue;
-  catalog: JobCatalog;
+  /** The registered job types: their input schemas, queues and attempts. */
+  types: JobTypeDirectory;
   webhookPolicy: WebhookTargetPolicy;
   pollIntervalMs: number;
   defaultTtlMs: number;
@@ -57,10 +58,16 @@ export class Submitter {
   }
 
   async submit(tenant: string, body: unknown, opts: SubmitOptions = {}): Promise<SubmitOutcome> {
-    const checked = this.check(body);
-    if ('kind' in checked) return checked;
-    const { request, definition } = checked;
-    const record = this.newRecord(tenant, request);
+    const request = this.parse(body);
+    if ('kind' in request) return request;
+    // A type not known here may have just been registered: only then is the registry re-read.
+    const definition = this.checkInput(
+      request,
+      this.deps.types.get(request.type) ??
+        (await this.deps.redis(() => this.deps.types.resolve(request.type))),
+    );
+    if ('kind' in definition) return definition;
+    const record = this.newRecord(tenant, request, definition);
     const idempotency = opts.idempotencyKey
       ? this.claim(tenant, record.id, opts.idempotencyKey, request)
       : undefined;
@@ -99,10 +106,8 @@ export class Submitter {
     return { kind: 'created', task: toHandle(record, this.deps.pollIntervalMs) };
   }
 
-  /** The request's shape, its callback, its type and its input, in that order. */
-  private check(
-    body: unknown,
-  ): { request: CreateJobRequest; definition: JobTypeDefinition } | SubmitOutcome {
+  /** The request's shape and its callback. */
+  private parse(body: unknown): CreateJobRequest | SubmitOutcome {
     const parsed = this.schema.safeParse(body);
     if (!parsed.success)
       return invalid(400, 'The request body is invalid', fieldErrors(parsed.error));
@@ -115,31 +120,48 @@ export class Submitter {
         { path: 'callback.url', message: `${refused} (see LONGRUN_WEBHOOK_ALLOW)` },
       ]);
     }
-    const definition = this.deps.catalog.get(request.type);
-    if (!definition) {
-      return invalid(400, `Unknown job type "${request.type}"`, [
-        { path: 'type', message: `must be one of: ${[...this.deps.catalog.keys()].join(', ')}` },
-      ]);
-    }
-    const input = definition.input.safeParse(request.input);
-    if (!input.success) {
-      return invalid(
-        422,
-        `The input does not match job type "${request.type}"`,
-        fieldErrors(input.error, 'input'),
-      );
-    }
-    return { request, definition };
+    return request;
   }
 
-  private newRecord(tenant: string, request: CreateJobRequest): TaskRecord {
+  /** The type must be registered and the input must match its (validating version's) schema. */
+  private checkInput(
+    request: CreateJobRequest,
+    definition: RegisteredJobType | undefined,
+  ): RegisteredJobType | SubmitOutcome {
+    if (!definition) {
+      const known = this.deps.types.names;
+      return invalid(400, `Unknown job type "${request.type}"`, [
+        {
+          path: 'type',
+          message: known.length
+            ? `must be one of: ${known.join(', ')}`
+            : 'no job type is registered yet: start a worker that serves it',
+        },
+      ]);
+    }
+    const errors = this.deps.types.validate(definition, request.input);
+    if (errors.length > 0) {
+      return invalid(422, `The input does not match job type "${request.type}"`, errors);
+    }
+    return definition;
+  }
+
+  private newRecord(
+    tenant: string,
+    request: CreateJobRequest,
+    definition: RegisteredJobType,
+  ): TaskRecord {
     const now = Date.now();
     return {
       id: randomUUID(),
       tenant,
       type: request.type,
       status: LIFECYCLE.submit.to,
-      statusMessage: LIFECYCLE.submit.statusMessage,
+      // Accepted all the same: the work queues up until a worker of the type starts.
+      statusMessage:
+        definition.workers > 0
+          ? LIFECYCLE.submit.statusMessage
+          : `${LIFECYCLE.submit.statusMessage}: waiting for a worker that serves "${definition.name}" (none is running)`,
       createdAt: now,
       updatedAt: now,
       ttlMs: request.ttlMs ?? this.deps.defaultTtlMs,
@@ -177,7 +199,7 @@ export class Submitter {
    */
   private async unguarded(
     record: TaskRecord,
-    definition: JobTypeDefinition,
+    definition: RegisteredJobType,
     enqueue: { priority?: number | undefined; requestId?: string | undefined },
   ): Promise<SubmitOutcome> {
     if (!this.deps.jobs.ready) await this.deps.untilReady();
@@ -218,7 +240,7 @@ export class Submitter {
    */
   private async withdraw(
     record: TaskRecord,
-    definition: JobTypeDefinition,
+    definition: RegisteredJobType,
     idempotency?: Idempotency,
   ): Promise<void> {
     const { store, jobs } = this.deps;

@@ -8,10 +8,11 @@ import {
   retryAfterSeconds,
   toHandle,
   type HandleFields,
-  type JobCatalog,
   type TaskHandle,
   type TaskResult,
 } from '@longrun/core';
+import type { JobTypeDirectory } from '../registry/job-type-directory.js';
+import type { RegisteredJobType } from '../registry/job-type-registry.js';
 import { TaskIndex } from '../task-index.js';
 import { TaskLog } from '../task-log.js';
 import { TaskQueue } from '../task-queue.js';
@@ -43,8 +44,11 @@ export interface TaskEngineOptions {
   /** Wake-ups for watches, on a subscriber connection of its own. */
   events: TaskEvents;
   prefix: string;
-  /** The job types tasks may have (their input schemas, queues and attempts). */
-  catalog: JobCatalog;
+  /**
+   * The job types tasks may have (their input schemas, queues and attempts), as workers
+   * registered them. The caller starts and closes it.
+   */
+  types: JobTypeDirectory;
   webhookPolicy: WebhookTargetPolicy;
   pollIntervalMs: number;
   defaultTtlMs: number;
@@ -83,7 +87,7 @@ export class TaskEngine {
     this.jobs = new TaskQueue({
       connection: opts.connection,
       prefix: opts.prefix,
-      catalog: opts.catalog,
+      types: opts.types,
     });
     this.events = opts.events;
     const redis = <T>(operation: () => Promise<T>) => this.redis(operation);
@@ -112,6 +116,16 @@ export class TaskEngine {
   /** Seconds a client should wait before polling again (`Retry-After`). */
   get retryAfter(): number {
     return retryAfterSeconds(this.opts.pollIntervalMs);
+  }
+
+  /** Every registered job type, read afresh: versions, input schemas, queues, live workers. */
+  jobTypes(): Promise<RegisteredJobType[]> {
+    return this.redis(() => this.opts.types.list());
+  }
+
+  /** The job types as last read (for documents built per request, e.g. OpenAPI). */
+  get knownJobTypes(): RegisteredJobType[] {
+    return [...this.opts.types.values()];
   }
 
   /** Validates, stores and enqueues a task (see `SubmitOutcome` for what can stop it). */
@@ -262,7 +276,7 @@ export class TaskEngine {
 
   /** Wakes an answered task's job; a failed wake-up is left to the reconciler, and said so. */
   private async wake(view: HandleFields): Promise<'woken' | 'requeued' | 'deferred'> {
-    const definition = this.opts.catalog.get(view.type);
+    const definition = this.opts.types.get(view.type);
     if (!definition) return 'deferred';
     try {
       const priority = await this.redis(() => this.store.priority(view.id));

@@ -55,7 +55,7 @@ export class TaskRun implements ContextRun {
   async execute(): Promise<RunEnd> {
     const definition = this.deps.catalog.get(this.task.type);
     if (!definition) {
-      await this.fail(`No handler for job type "${this.task.type}" in this worker`);
+      await this.fail(`No handler for job type "${this.task.type}" in this worker`, 'no-handler');
       return {
         outcome: 'failed',
         thrown: new UnrecoverableError(`unknown job type ${this.task.type}`),
@@ -63,7 +63,13 @@ export class TaskRun implements ContextRun {
     }
     const parsed = definition.input.safeParse(this.task.input);
     if (!parsed.success) {
-      await this.fail(`Invalid input: ${parsed.error.message}`);
+      // The API checked the input against the registry's validating version; a worker of an
+      // older or newer version (a rolling deploy), or a zod rule JSON Schema cannot express,
+      // can still refuse it. The task fails, saying so, instead of running on input it refuses.
+      await this.fail(
+        `The input does not match this worker's schema for job type "${this.task.type}": ${summarize(parsed.error.issues)}`,
+        'input-rejected',
+      );
       return { outcome: 'failed', thrown: new UnrecoverableError('invalid input') };
     }
     if (this.control.aborted) return { outcome: 'cancelled' }; // cancelled before it started
@@ -143,7 +149,17 @@ export class TaskRun implements ContextRun {
     return { outcome: 'failed', thrown: new UnrecoverableError(message) };
   }
 
-  private async fail(message: string): Promise<void> {
-    await this.store.transition(this.task.id, 'fail', { error: { message } });
+  private async fail(message: string, code?: string): Promise<void> {
+    await this.store.transition(this.task.id, 'fail', {
+      error: code ? { message, code } : { message },
+    });
   }
+}
+
+/** `input.ms: Expected number, received string; …` */
+function summarize(issues: readonly { path: PropertyKey[]; message: string }[]): string {
+  return issues
+    .slice(0, 5)
+    .map((i) => `${['input', ...i.path.map(String)].join('.')}: ${i.message}`)
+    .join('; ');
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { clusterPrefixIssue, parseEnv, sharedEnvShape, splitList } from '@longrun/core';
+import type { WorkerOptions } from './options.js';
 
 const schema = z
   .object({
@@ -56,9 +57,48 @@ const schema = z
     message: 'must contain a {hash tag} on Redis Cluster, e.g. {longrun}',
   });
 
-export type WorkerConfig = z.output<typeof schema>;
+export type WorkerEnv = z.output<typeof schema>;
 
-/** Reads and validates the worker's environment once; throws ConfigError on a bad value. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+/**
+ * Reads and validates a worker's environment once (the `LONGRUN_*` settings the README lists);
+ * throws `ConfigError` naming the bad variable.
+ */
+export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
   return parseEnv(schema, env);
+}
+
+/**
+ * The worker options a `LONGRUN_*` environment sets, for `createWorker({ ...fromEnv(), jobs })`.
+ * @example const worker = createWorker({ ...workerOptionsFromEnv(), jobs: [reportJob] })
+ */
+export function workerOptionsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+): Omit<WorkerOptions, 'jobs'> {
+  const c = loadWorkerEnv(env);
+  return {
+    redisUrl: c.REDIS_URL,
+    clusterNodes: c.LONGRUN_REDIS_CLUSTER_NODES,
+    prefix: c.LONGRUN_PREFIX,
+    maxTtlMs: c.LONGRUN_MAX_TTL_MS,
+    concurrency: c.LONGRUN_WORKER_CONCURRENCY,
+    types: c.LONGRUN_WORKER_TYPES,
+    typeConcurrency: Object.fromEntries(c.LONGRUN_TYPE_CONCURRENCY),
+    lockDurationMs: c.LONGRUN_LOCK_DURATION_MS,
+    stalledIntervalMs: c.LONGRUN_STALLED_INTERVAL_MS,
+    maxStalledCount: c.LONGRUN_MAX_STALLED_COUNT,
+    runningMarkMs: c.LONGRUN_RUNNING_MARK_MS,
+    shutdownGraceMs: c.LONGRUN_SHUTDOWN_GRACE_MS,
+    logLevel: c.LOG_LEVEL,
+    metrics: { port: c.LONGRUN_METRICS_PORT, host: c.LONGRUN_METRICS_HOST },
+    webhooks: { allow: c.LONGRUN_WEBHOOK_ALLOW, pollIntervalMs: c.LONGRUN_POLL_INTERVAL_MS },
+    reconcile:
+      c.LONGRUN_RECONCILE_INTERVAL_MS > 0
+        ? {
+            intervalMs: c.LONGRUN_RECONCILE_INTERVAL_MS,
+            graceMs: c.LONGRUN_RECONCILE_GRACE_MS,
+            batch: c.LONGRUN_RECONCILE_BATCH,
+          }
+        : false,
+    crashAt: c.LONGRUN_TEST_CRASH_AT,
+  };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@longrun/core';
-import { loadConfig } from './config.js';
+import { loadWorkerEnv as loadConfig } from './env.js';
 
 describe('worker config', () => {
   it('has the documented defaults', () => {

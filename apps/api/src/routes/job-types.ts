@@ -1,0 +1,40 @@
+import type { IRouter, RequestHandler } from 'express';
+import { queueNameFor, type RegisteredJobType, type TaskEngine } from '@longrun/engine';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A registered job type as `GET /v1/job-types` shows it. */
+export function jobTypeView(type: RegisteredJobType) {
+  return {
+    name: type.name,
+    version: type.version,
+    queue: queueNameFor(type),
+    attempts: type.attempts,
+    backoffMs: type.backoffMs,
+    inputSchema: type.inputSchema,
+    workers: type.workers,
+    registeredAt: iso(type.registeredAt),
+    versions: type.versions.map((v) => ({
+      version: v.version,
+      registeredAt: iso(v.registeredAt),
+      lastSeenAt: iso(v.lastSeenAt),
+      workers: v.workers,
+    })),
+  };
+}
+
+/**
+ * `GET /v1/job-types`: the job types workers have registered, read afresh (live worker counts
+ * as of now). Any tenant's key may read it: types are the deployment's, not a tenant's.
+ */
+export function addJobTypeRoutes(
+  router: IRouter,
+  engine: TaskEngine,
+  before: RequestHandler[] = [],
+): void {
+  router.get('/v1/job-types', ...before, async (_req, res) => {
+    const types = await engine.jobTypes();
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ jobTypes: types.map(jobTypeView) });
+  });
+}

@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { JobTypeDefinition } from '@longrun/core';
+import { stableJson } from '../stable-json.js';
+
+/** What a worker publishes about one job type it serves: enough to validate and enqueue it. */
+export interface JobTypeDescriptor {
+  name: string;
+  /** A content hash of everything below: two workers with equal versions agree on the type. */
+  version: string;
+  /** The type's own queue (`tasks-<queue>`), or none for the shared `tasks` queue. */
+  queue?: string | undefined;
+  attempts: number;
+  backoffMs: number;
+  /** The input's JSON Schema (draft 2020-12), generated from the type's zod schema. */
+  inputSchema: Record<string, unknown>;
+}
+
+/** Default backoff base between attempts, as `TaskQueue` applies it. */
+export const DEFAULT_BACKOFF_MS = 1000;
+
+/**
+ * Describes a job type for the registry: its input as JSON Schema (as the client writes it, so
+ * defaults make fields optional) and a version hash of what the API acts on.
+ * @example describeJobType(sleepJob).version // '3f0c…' (16 hex digits)
+ */
+export function describeJobType(definition: JobTypeDefinition): JobTypeDescriptor {
+  const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(definition.input, {
+    target: 'draft-2020-12',
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
+  const body = {
+    name: definition.name,
+    ...(definition.queue ? { queue: definition.queue } : {}),
+    attempts: definition.attempts ?? 1,
+    backoffMs: definition.backoffMs ?? DEFAULT_BACKOFF_MS,
+    inputSchema,
+  };
+  const version = createHash('sha256').update(stableJson(body)).digest('hex').slice(0, 16);
+  return { ...body, version };
+}

@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import type { JobCatalog } from '@longrun/core';
+import {
+  coalesceWrites,
+  createRedis,
+  describeJobType,
+  JobTypeDirectory,
+  JobTypeRegistry,
+  queueNameFor,
+  Reconciler,
+  RegistryHeartbeat,
+  TaskWorker,
+  WebhookDispatcher,
+  WebhookTargetPolicy,
+  type JobTypeDescriptor,
+  type TaskWorkerLogger,
+} from '@longrun/engine';
+import { WorkerMetrics } from './metrics.js';
+import { checkOptions, type WorkerOptions } from './options.js';
+
+/** A running (or ready to run) longrun worker. */
+export interface LongrunWorker {
+  /** This process's name in the registry and the webhook consumer group. */
+  readonly id: string;
+  /** The job types it runs and the BullMQ queues it consumes. */
+  readonly types: readonly string[];
+  readonly queueNames: readonly string[];
+  /** What it publishes to the registry (name, version, input schema, queue, attempts). */
+  readonly descriptors: readonly JobTypeDescriptor[];
+  /** Its Prometheus metrics (served only with the `metrics` option; register them elsewhere). */
+  readonly metrics: WorkerMetrics;
+  /** How long `close()` waits for running handlers. */
+  readonly shutdownGraceMs: number;
+  /** The port `/metrics` is served on, once started with `metrics`. */
+  readonly metricsPort: number | undefined;
+  /** Registers the types, then starts taking jobs. */
+  start(): Promise<void>;
+  /**
+   * Stops taking jobs and waits up to `shutdownGraceMs` for running ones; past it they are left
+   * to stall recovery (another worker runs them again), never completed or failed half-done.
+   */
+  close(): Promise<'drained' | 'abandoned'>;
+}
+
+/**
+ * Makes a worker for your job types, in your own service. Tasks of these types submitted to the
+ * longrun API (any instance on the same Redis and prefix) run here.
+ * @example
+ * const worker = createWorker({ redisUrl: process.env.REDIS_URL, jobs: [reportJob] });
+ * await worker.start();
+ * stopOnSignals(worker);
+ */
+export function createWorker(opts: WorkerOptions): LongrunWorker {
+  const catalog = checkOptions(opts);
+  const prefix = opts.prefix ?? 'longrun';
+  const maxTtlMs = opts.maxTtlMs ?? 7 * 86_400_000;
+  const graceMs = opts.shutdownGraceMs ?? 30_000;
+  const logger: TaskWorkerLogger =
+    opts.logger ?? pino({ name: 'longrun-worker', level: opts.logLevel ?? 'info' });
+  const id = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const types = opts.types ? [...opts.types] : [...catalog.keys()];
+  const descriptors = types.map((t) => describeJobType(catalog.get(t)!));
+  const concurrency = opts.concurrency ?? 8;
+
+  const connect = (role: 'worker' | 'subscriber'): Redis => {
+    const conn = opts.connection
+      ? duplicate(opts.connection, role)
+      : createRedis(opts.redisUrl ?? 'redis://127.0.0.1:6379', role, {
+          clusterNodes: opts.clusterNodes ?? [],
+        });
+    conn.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
+    return conn;
+  };
+  const connection = connect('worker');
+  const subscriber = connect('subscriber');
+  const owned = [connection, subscriber];
+  const metrics = new WorkerMetrics(concurrency);
+  const worker = new TaskWorker({
+    connection,
+    subscriber,
+    prefix,
+    maxTtlMs,
+    catalog,
+    types,
+    concurrency,
+    lockDurationMs: opts.lockDurationMs,
+    stalledIntervalMs: opts.stalledIntervalMs,
+    maxStalledCount: opts.maxStalledCount,
+    runningMarkMs: opts.runningMarkMs,
+    logger,
+    onRun: metrics.onRun,
+    onActiveChange: metrics.onActiveChange,
+    crashAt: opts.crashAt,
+  });
+  const registry = new JobTypeRegistry(connection, prefix);
+  const heartbeat = new RegistryHeartbeat({
+    registry,
+    workerId: id,
+    descriptors,
+    intervalMs: opts.heartbeatMs,
+    logger,
+  });
+  const reconcile = opts.reconcile === false ? undefined : (opts.reconcile ?? {});
+  const reconciler = reconcile
+    ? new Reconciler({
+        connection,
+        prefix,
+        types: new JobTypeDirectory({ connection, prefix, refreshMs: 0 }),
+        maxTtlMs,
+        intervalMs: reconcile.intervalMs,
+        graceMs: reconcile.graceMs,
+        batch: reconcile.batch,
+        logger,
+        onRepair: metrics.onRepair,
+      })
+    : undefined;
+  let webhooks: WebhookDispatcher | undefined;
+  if (opts.webhooks !== false) {
+    const relayConnection = connect('worker');
+    owned.push(relayConnection);
+    webhooks = new WebhookDispatcher({
+      connection,
+      relayConnection,
+      prefix,
+      maxTtlMs,
+      pollIntervalMs: opts.webhooks?.pollIntervalMs ?? 5000,
+      policy: new WebhookTargetPolicy(opts.webhooks?.allow ?? []),
+      logger,
+      consumerName: id,
+      onDelivery: metrics.onDelivery,
+    });
+  }
+  let server: Server | undefined;
+  let metricsPort: number | undefined;
+  let state: 'new' | 'started' | 'closed' = 'new';
+
+  const quitAll = async (force: boolean) => {
+    server?.close();
+    if (force) for (const conn of owned) conn.disconnect();
+    else await Promise.allSettled(owned.map((conn) => conn.quit()));
+  };
+
+  return {
+    id,
+    types,
+    queueNames: worker.queueNames,
+    descriptors,
+    metrics,
+    shutdownGraceMs: graceMs,
+    get metricsPort() {
+      return metricsPort;
+    },
+    async start() {
+      if (state !== 'new') throw new Error('this worker was started already');
+      state = 'started';
+      if (opts.metrics) {
+        ({ server, port: metricsPort } = await metrics.listen(
+          opts.metrics.port,
+          opts.metrics.host ?? '0.0.0.0',
+        ));
+      }
+      await applyTypeConcurrency(connection, prefix, catalog, opts.typeConcurrency ?? {});
+      await worker.start();
+      // Registered once it takes jobs: a live count in the registry means work will run.
+      await heartbeat.start();
+      await webhooks?.start();
+      reconciler?.start();
+      logger.info(
+        { workerId: id, metricsPort, concurrency, types, queues: worker.queueNames },
+        'worker ready',
+      );
+    },
+    async close() {
+      if (state === 'closed') return 'drained';
+      const wasStarted = state === 'started';
+      state = 'closed';
+      if (!wasStarted) {
+        await quitAll(false);
+        return 'drained';
+      }
+      logger.info({ graceMs }, 'worker stopping');
+      await heartbeat.stop();
+      await reconciler?.stop().catch(() => undefined);
+      const closed = worker.close().then(() => true);
+      const inTime = await Promise.race([closed, sleep(graceMs, false)]);
+      if (!inTime) {
+        // The jobs' locks expire and another worker runs them again (the path of a crash).
+        logger.warn({ graceMs }, 'grace period over: leaving running jobs to stall recovery');
+        await quitAll(true);
+        return 'abandoned';
+      }
+      await webhooks?.close().catch(() => undefined);
+      await quitAll(false);
+      logger.info({ workerId: id }, 'worker stopped');
+      return 'drained';
+    },
+  };
+}
+
+/**
+ * Closes the worker on SIGTERM or SIGINT and ends the process (exit 0 once drained or
+ * abandoned; exit 1 if closing itself hangs past the grace period).
+ */
+export function stopOnSignals(worker: LongrunWorker): void {
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(1), worker.shutdownGraceMs + 5000).unref();
+    void worker.close().finally(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+/** A copy of the caller's connection with what this role needs (BullMQ: no retry limit). */
+function duplicate(connection: Redis, role: 'worker' | 'subscriber'): Redis {
+  const copy = connection.duplicate({
+    maxRetriesPerRequest: null,
+    enableOfflineQueue: true,
+    connectionName: `longrun-${role}`,
+  });
+  return role === 'subscriber' ? copy : coalesceWrites(copy);
+}
+
+/** Stores fleet-wide concurrency caps on the job types' queues (BullMQ global concurrency). */
+async function applyTypeConcurrency(
+  connection: Redis,
+  prefix: string,
+  catalog: JobCatalog,
+  caps: Readonly<Record<string, number>>,
+): Promise<void> {
+  for (const [type, cap] of Object.entries(caps)) {
+    const queue = new Queue(queueNameFor(catalog.get(type)!), { connection, prefix });
+    await queue.setGlobalConcurrency(cap);
+    await queue.close();
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * The longrun worker SDK: define job types in your own service and run them.
+ * @example
+ * import { createWorker, defineJobType, stopOnSignals } from '@longrun/worker';
+ * const worker = createWorker({ redisUrl: process.env.REDIS_URL, jobs: [reportJob] });
+ * await worker.start();
+ * stopOnSignals(worker);
+ */
+export {
+  ConfigError,
+  createCatalog,
+  defineJobType,
+  type JobCatalog,
+  type JobContext,
+  type JobTypeDefinition,
+} from '@longrun/core';
+export { describeJobType, type JobTypeDescriptor } from '@longrun/engine';
+export { createWorker, stopOnSignals, type LongrunWorker } from './create-worker.js';
+export { loadWorkerEnv, workerOptionsFromEnv, type WorkerEnv } from './env.js';
+export { WorkerMetrics } from './metrics.js';
+export type { WorkerOptions } from './options.js';

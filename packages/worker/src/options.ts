@@ -1,0 +1,114 @@
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { ConfigError, type JobCatalog, type JobTypeDefinition } from '@longrun/core';
+import type { TaskWorkerLogger } from '@longrun/engine';
+
+/** What `createWorker` takes. Only `jobs` is required; the rest have the README's defaults. */
+export interface WorkerOptions {
+  /** The job types this worker runs (`defineJobType`), as a list or a catalog. */
+  jobs: readonly JobTypeDefinition[] | JobCatalog;
+  /** Redis to connect to (default `redis://127.0.0.1:6379`); ignored with `connection`. */
+  redisUrl?: string | undefined;
+  /** Redis Cluster seed nodes (`host:port`); when given, `redisUrl` is not used. */
+  clusterNodes?: readonly string[] | undefined;
+  /**
+   * An ioredis connection of yours to copy: the worker opens its own connections with its
+   * settings (`connection.duplicate`) and never closes yours.
+   */
+  connection?: Redis | undefined;
+  /** Key prefix, the same as the API's `LONGRUN_PREFIX` (default `longrun`). */
+  prefix?: string | undefined;
+  /** The API's `LONGRUN_MAX_TTL_MS` (default 7 days). */
+  maxTtlMs?: number | undefined;
+  /** Jobs this process runs at once, per queue (default 8). */
+  concurrency?: number | undefined;
+  /** Run only these of `jobs` (default: all). */
+  types?: readonly string[] | undefined;
+  /** Fleet-wide caps per type, stored on the type's own queue: `{ export: 2 }`. */
+  typeConcurrency?: Readonly<Record<string, number>> | undefined;
+  lockDurationMs?: number | undefined;
+  stalledIntervalMs?: number | undefined;
+  /** Stalls (lost locks) before a job is failed as lost (default 3). */
+  maxStalledCount?: number | undefined;
+  /** See the README's `LONGRUN_RUNNING_MARK_MS` (default 100). */
+  runningMarkMs?: number | undefined;
+  /** How long `close()` waits for running handlers before leaving them to stall recovery (30 s). */
+  shutdownGraceMs?: number | undefined;
+  /** A pino-compatible logger (default: pino at `logLevel`, named `longrun-worker`). */
+  logger?: TaskWorkerLogger | undefined;
+  logLevel?: string | undefined;
+  /** Serve `/metrics` and `/healthz` on this port (0: any free one). Default: not served. */
+  metrics?: { port: number; host?: string | undefined } | false | undefined;
+  /** Deliver webhooks (callbacks) from this worker (default on, with no extra allowed hosts). */
+  webhooks?: { allow?: readonly string[]; pollIntervalMs?: number } | false | undefined;
+  /** The reconciler (default on: every 10 s, grace 30 s, 500 per sweep). */
+  reconcile?: { intervalMs?: number; graceMs?: number; batch?: number } | false | undefined;
+  /** How often this worker renews its entry in the job-type registry (default 5 s). */
+  heartbeatMs?: number | undefined;
+  /** Test hook (`LONGRUN_TEST_CRASH_AT`). */
+  crashAt?: string | undefined;
+}
+
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+
+/** Checks the plain settings once, at creation, naming the bad one. */
+const settingsSchema = z.object({
+  redisUrl: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'letters, digits, _ { } . - only')
+    .optional(),
+  maxTtlMs: int(1000, 365 * 86_400_000).optional(),
+  concurrency: int(1, 10_000).optional(),
+  lockDurationMs: int(500, 86_400_000).optional(),
+  stalledIntervalMs: int(500, 86_400_000).optional(),
+  maxStalledCount: int(0, 100).optional(),
+  runningMarkMs: int(0, 3_600_000).optional(),
+  shutdownGraceMs: int(0, 86_400_000).optional(),
+  heartbeatMs: int(100, 600_000).optional(),
+});
+
+/** The job types as a catalog, after checking every option; throws `ConfigError`. */
+export function checkOptions(opts: WorkerOptions): JobCatalog {
+  const parsed = settingsSchema.safeParse(opts);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`createWorker: ${issue.path.join('.')} ${issue.message}`);
+  }
+  const list = Array.isArray(opts.jobs)
+    ? (opts.jobs as readonly JobTypeDefinition[])
+    : [...(opts.jobs as JobCatalog).values()];
+  if (list.length === 0) throw new ConfigError('createWorker: jobs names no job type');
+  const catalog = new Map<string, JobTypeDefinition>();
+  for (const job of list) {
+    if (!job || typeof job.name !== 'string' || typeof job.handler !== 'function') {
+      throw new ConfigError('createWorker: every job must come from defineJobType');
+    }
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(job.name)) {
+      throw new ConfigError(`createWorker: job type name "${job.name}" is not allowed`);
+    }
+    if (catalog.has(job.name))
+      throw new ConfigError(`createWorker: duplicate job type ${job.name}`);
+    catalog.set(job.name, job);
+  }
+  for (const type of opts.types ?? []) {
+    if (!catalog.has(type))
+      throw new ConfigError(`createWorker: types names unknown job type ${type}`);
+  }
+  for (const [type, cap] of Object.entries(opts.typeConcurrency ?? {})) {
+    const job = catalog.get(type);
+    if (!job) throw new ConfigError(`createWorker: typeConcurrency names unknown job type ${type}`);
+    if (!job.queue) {
+      throw new ConfigError(
+        `createWorker: typeConcurrency: ${type} shares the default queue; give it a queue of its own`,
+      );
+    }
+    if (!Number.isInteger(cap) || cap < 1) {
+      throw new ConfigError(`createWorker: typeConcurrency.${type} must be an integer >= 1`);
+    }
+  }
+  return catalog;
+}
