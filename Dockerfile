@@ -20,6 +20,7 @@ ENV TURBO_TELEMETRY_DISABLED=1 \
 COPY package.json package-lock.json ./
 COPY packages/core/package.json packages/core/
 COPY packages/engine/package.json packages/engine/
+COPY packages/worker/package.json packages/worker/
 COPY apps/api/package.json apps/api/
 COPY apps/worker/package.json apps/worker/
 COPY bench/package.json bench/
@@ -38,6 +39,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/core/package.json packages/core/
 COPY packages/engine/package.json packages/engine/
+COPY packages/worker/package.json packages/worker/
 COPY apps/api/package.json apps/api/
 COPY apps/worker/package.json apps/worker/
 COPY bench/package.json bench/
@@ -45,6 +47,7 @@ RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev
 # ...and the compiled code those links point at (each package's "exports" is ./dist/index.js).
 COPY --from=build /app/packages/core/dist packages/core/dist
 COPY --from=build /app/packages/engine/dist packages/engine/dist
+COPY --from=build /app/packages/worker/dist packages/worker/dist
 COPY --from=build /app/apps/worker/dist apps/worker/dist
 COPY --from=build /app/apps/api/dist apps/api/dist
 

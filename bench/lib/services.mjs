@@ -42,6 +42,7 @@ export async function startApi(
   name,
   { redisUrl, prefix, apiKeys, nodeArgs = [], env = {}, checkout },
 ) {
+  await registerStockTypes(redisUrl, prefix);
   const port = await freePort();
   const main = checkout ? join(checkout, 'apps/api/dist/main.js') : path('apps/api/dist/main.js');
   const child = await start(name, node, [...nodeArgs, main], {
@@ -63,6 +64,23 @@ export async function startApi(
     what: `${name} /readyz`,
   });
   return { name, child, port, base, prefix };
+}
+
+/**
+ * Registers the stock job types in the prefix's registry, as a worker does when it starts, so
+ * that an API measured without a worker accepts them (an hour; trees before the registry
+ * ignore it).
+ */
+export async function registerStockTypes(redisUrl, prefix) {
+  const { createRedis, describeJobType, JobTypeRegistry } = await import('@longrun/engine');
+  const { catalog } = await import('@longrun/worker-app');
+  const redis = createRedis(redisUrl, 'worker');
+  try {
+    const descriptors = [...catalog.values()].map(describeJobType);
+    await new JobTypeRegistry(redis, prefix).publish('bench-seed', descriptors, 3_600_000);
+  } finally {
+    await redis.quit();
+  }
 }
 
 /**

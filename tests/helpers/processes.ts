@@ -15,8 +15,17 @@ export function spawnApp(
   app: 'api' | 'worker',
   env: Record<string, string>,
 ): { child: ChildProcess; lines: string[]; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [resolve(root, `apps/${app}/dist/main.js`)], {
-    cwd: root,
+  return spawnScript(resolve(root, `apps/${app}/dist/main.js`), env, root);
+}
+
+/** Starts `node <script>` in `cwd`, its env over this process's, every output line collected. */
+export function spawnScript(
+  script: string,
+  env: Record<string, string>,
+  cwd: string,
+): { child: ChildProcess; lines: string[]; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [script], {
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -46,7 +55,24 @@ export async function startApp(
   env: Record<string, string>,
   timeoutMs = 15_000,
 ): Promise<Proc> {
-  const { child, lines, exited } = spawnApp(app, { LOG_LEVEL: 'info', ...env });
+  return untilReady(spawnApp(app, { LOG_LEVEL: 'info', ...env }), app, timeoutMs);
+}
+
+/** Starts `node <script>` (e.g. a worker built outside the workspaces) until "<app> ready". */
+export async function startScript(
+  script: string,
+  env: Record<string, string>,
+  opts: { cwd: string; app?: string; timeoutMs?: number },
+): Promise<Proc> {
+  const spawned = spawnScript(script, { LOG_LEVEL: 'info', ...env }, opts.cwd);
+  return untilReady(spawned, opts.app ?? 'worker', opts.timeoutMs ?? 15_000);
+}
+
+async function untilReady(
+  { child, lines, exited }: ReturnType<typeof spawnScript>,
+  app: string,
+  timeoutMs: number,
+): Promise<Proc> {
   const ready = await new Promise<Record<string, unknown>>((resolveReady, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`${app} not ready in ${timeoutMs} ms:\n${lines.join('\n')}`)),

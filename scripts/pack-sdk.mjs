@@ -1,0 +1,24 @@
+// `npm run pack:sdk`: packs the worker SDK and the packages it depends on (@longrun/core,
+// @longrun/engine, @longrun/worker) into .packs/ (or the directory given as the first argument),
+// as `npm publish` would ship them. Run after `npm run build`. Prints the tarballs' paths.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const out = resolve(process.argv[2] ?? resolve(root, '.packs'));
+mkdirSync(out, { recursive: true });
+const packed = JSON.parse(
+  execFileSync(
+    'npm',
+    [
+      'pack',
+      '--json',
+      '--pack-destination',
+      out,
+      ...['@longrun/core', '@longrun/engine', '@longrun/worker'].flatMap((w) => ['-w', w]),
+    ],
+    { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  ),
+);
+for (const p of packed) console.log(resolve(out, p.filename));
