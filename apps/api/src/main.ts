@@ -44,7 +44,6 @@ async function main(): Promise<void> {
     prefix: config.LONGRUN_PREFIX,
     logger,
   });
-  await types.start();
   const engine = new TaskEngine({
     connection,
     events,
@@ -59,6 +58,7 @@ async function main(): Promise<void> {
     logger,
     crashAt: config.LONGRUN_TEST_CRASH_AT,
   });
+  await types.start();
   const app = createApp({
     engine,
     keys: new ApiKeys(keys),

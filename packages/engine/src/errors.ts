@@ -16,6 +16,7 @@ const UNAVAILABLE = [
   /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH/,
   /^(LOADING|BUSY|MISCONF|READONLY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|NOREPLICAS)\b/,
   /connection closed/i,
+  /cluster isn't ready/i,
   /none of the sentinels are available|failed to refresh slots cache/i,
 ];
 

@@ -58,9 +58,13 @@ export class JobTypeDirectory {
       this.timer = setInterval(() => void this.refresh().catch(() => undefined), every);
       this.timer.unref();
     }
-    await this.refresh().catch((err: unknown) =>
-      this.opts.logger?.warn({ err }, 'job-type registry not read yet; retrying'),
-    );
+    const read = () =>
+      this.refresh().catch((err: unknown) =>
+        this.opts.logger?.warn({ err }, 'job-type registry not read yet; retrying'),
+      );
+    // Not before the connection is ready: a producer fails commands sent while it connects.
+    if (this.opts.connection.status === 'ready') await read();
+    else this.opts.connection.once('ready', () => void read());
   }
 
   async close(): Promise<void> {
