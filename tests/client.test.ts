@@ -45,12 +45,23 @@ afterAll(async () => {
   // Work a failed test left running would hold up the worker's graceful stop.
   const working = await lr?.list({ status: 'working', limit: 100 }).catch(() => undefined);
   for (const task of working?.tasks ?? []) await lr.cancel(task.taskId).catch(() => undefined);
+  // Each step is bounded, and one that hangs is named (the hook's own timeout would not say which).
+  const slow: string[] = [];
   for (const cleanup of cleanups.splice(0).reverse()) {
-    await Promise.resolve()
+    const done = Promise.resolve()
       .then(cleanup)
-      .catch(() => undefined);
+      .then(
+        () => true,
+        () => true,
+      );
+    const late = new Promise<false>((r) => setTimeout(() => r(false), 8000).unref());
+    if (!(await Promise.race([done, late]))) slow.push(String(cleanup).slice(0, 60));
   }
-});
+  expect(
+    slow,
+    `cleanups still running after 8 s; worker: ${worker?.lines.slice(-5).join('\n')}`,
+  ).toEqual([]);
+}, 60_000);
 
 interface Sent {
   method: string;

@@ -12,6 +12,9 @@ Usage
                                 answer a task that asks for input
   longrun list [--status <s>] [--limit <n>] [--cursor <c>]
   longrun forget <id>           delete a finished task now
+  longrun types                 the job types workers serve (0 workers: their tasks wait)
+  longrun types --typescript [--out <file>]
+                                their inputs as TypeScript, for createClient<LongrunJobTypes>()
 
 Options
   --input <json>            job input or answer; @file reads a file, - reads stdin
@@ -23,6 +26,8 @@ Options
   --callback-secret <s>     (submit) sign those calls (HMAC-SHA256, 16+ characters)
   --status <s>              (list) working, input_required, completed, cancelled, failed
   --limit <n>, --cursor <c> (list) page size (1-100) and the next page's cursor
+  --typescript              (types) print the types as TypeScript instead of a table
+  --out <file>              (types --typescript) write the module to this file, not stdout
   --json                    machine-readable JSON on stdout
   --url <url>               API base URL (env LONGRUN_URL; default http://localhost:3000)
   --api-key <key>           API key (env LONGRUN_API_KEY; prefer the variable)
@@ -53,6 +58,8 @@ const OPTIONS = {
   status: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
+  typescript: { type: 'boolean' },
+  out: { type: 'string' },
   json: { type: 'boolean' },
   url: { type: 'string' },
   'api-key': { type: 'string' },
@@ -85,6 +92,7 @@ const COMMANDS = {
   input: { args: ['id'], options: ['input'] },
   list: { args: [], options: ['status', 'limit', 'cursor'] },
   forget: { args: ['id'], options: [] },
+  types: { args: [], options: ['typescript', 'out'] },
 } as const satisfies Record<string, { args: readonly string[]; options: readonly OptionName[] }>;
 
 export type CommandName = keyof typeof COMMANDS;
@@ -100,6 +108,8 @@ export interface Values {
   status?: string;
   limit?: string;
   cursor?: string;
+  typescript?: boolean;
+  out?: string;
   json?: boolean;
   url?: string;
   'api-key'?: string;
@@ -149,6 +159,12 @@ export function parse(argv: string[]): Parsed {
   }
   if (values['timeout-ms'] !== undefined && command === 'submit' && !values.wait) {
     throw new UsageError('--timeout-ms only applies with --wait');
+  }
+  if (values.out !== undefined && !values.typescript) {
+    throw new UsageError('--out only applies with --typescript');
+  }
+  if (values.typescript && values.json) {
+    throw new UsageError('--json and --typescript do not go together: pick one');
   }
   return { kind: 'command', command, arg: rest[0], values };
 }

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import {
   createClient,
   isTerminal,
@@ -11,8 +11,9 @@ import {
 import { HELP, integer, parse, UsageError, type CommandName, type Values } from './args.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { follow } from './follow.js';
-import { describe, inputPrompt, pretty, table } from './format.js';
+import { describe, inputPrompt, pretty, table, typesTable } from './format.js';
 import { progressView, type Output } from './progress.js';
+import { typescriptModule } from './typescript.js';
 
 export interface Io {
   stdout: Output;
@@ -51,8 +52,12 @@ export async function run(argv: string[], io: Io): Promise<number> {
   }
 }
 
+function baseUrlFrom(values: Values, env: Io['env']): string {
+  return values.url ?? (env.LONGRUN_URL || DEFAULT_URL);
+}
+
 function clientFrom(values: Values, env: Io['env']): LongrunClient {
-  const baseUrl = values.url ?? (env.LONGRUN_URL || DEFAULT_URL);
+  const baseUrl = baseUrlFrom(values, env);
   const apiKey = values['api-key'] ?? env.LONGRUN_API_KEY;
   if (!apiKey) {
     throw new UsageError(
@@ -160,6 +165,30 @@ const commands: Record<CommandName, Command> = {
   async forget(client, id, values, io) {
     await client.forget(id, { signal: io.interrupt });
     io.stdout.write(values.json ? pretty({ taskId: id, forgotten: true }) : `forgot ${id}\n`);
+    return EXIT.ok;
+  },
+
+  async types(client, _arg, values, io) {
+    const jobTypes = await client.jobTypes({ signal: io.interrupt });
+    if (!values.typescript) {
+      io.stdout.write(values.json ? pretty({ jobTypes }) : typesTable(jobTypes));
+      return EXIT.ok;
+    }
+    const { code, warnings } = await typescriptModule(jobTypes, {
+      source: baseUrlFrom(values, io.env).replace(/\/+$/, ''),
+      generatedAt: new Date(),
+    });
+    for (const warning of warnings) io.stderr.write(`longrun: warning: ${warning}\n`);
+    if (jobTypes.length === 0) io.stderr.write('longrun: warning: no job types are registered\n');
+    if (values.out === undefined) {
+      io.stdout.write(code);
+      return EXIT.ok;
+    }
+    await writeFile(values.out, code).catch((error: Error) => {
+      throw new Error(`Cannot write ${values.out}: ${error.message}`);
+    });
+    const count = `${jobTypes.length} job type${jobTypes.length === 1 ? '' : 's'}`;
+    io.stdout.write(`wrote ${count} to ${values.out}\n`);
     return EXIT.ok;
   },
 };

@@ -1,3 +1,4 @@
+import type { JobTypeInfo } from '@longrun/client';
 import type { TaskHandle, TaskList } from '@longrun/core';
 import { percentOf } from './progress.js';
 
@@ -43,17 +44,40 @@ export function inputPrompt(task: TaskHandle): string {
 /** Tasks as a table, newest first, with the cursor of the next page. */
 export function table(list: TaskList): string {
   if (list.tasks.length === 0) return 'no tasks\n';
-  const rows = [
+  const lines = columns([
     ['TASK', 'TYPE', 'STATUS', 'UPDATED', 'MESSAGE'],
     ...list.tasks.map((t) => [t.taskId, t.type, t.status, t.lastUpdatedAt, t.statusMessage]),
-  ];
+  ]);
+  if (list.nextCursor) lines.push(`more: longrun list --cursor ${list.nextCursor}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Registered job types as a table; a type no live worker serves says its tasks wait.
+ * @example typesTable(types) // 'NAME   VERSION           QUEUE       WORKERS  ATTEMPTS\nsleep  3f0c…'
+ */
+export function typesTable(types: readonly JobTypeInfo[]): string {
+  if (types.length === 0) return 'no job types registered: start a worker that serves them\n';
+  const lines = columns([
+    ['NAME', 'VERSION', 'QUEUE', 'WORKERS', 'ATTEMPTS'],
+    ...types.map((t) => [
+      t.name,
+      t.version,
+      t.queue,
+      t.workers === 0 ? '0 (tasks wait)' : String(t.workers),
+      String(t.attempts),
+    ]),
+  ]);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Rows as left-aligned columns two spaces apart (the last column is not padded). */
+function columns(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  const lines = rows.map((row) =>
+  return rows.map((row) =>
     row
       .map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!)))
       .join('  ')
       .trimEnd(),
   );
-  if (list.nextCursor) lines.push(`more: longrun list --cursor ${list.nextCursor}`);
-  return `${lines.join('\n')}\n`;
 }

@@ -10,6 +10,7 @@ import {
   type TaskStatus,
 } from '@longrun/core';
 import { followEvents, type EventsOptions, type TaskUpdate } from './events.js';
+import { jobTypeListSchema, type JobTypeInfo } from './job-types.js';
 import { Transport, type TransportOptions } from './transport.js';
 import type { JobInput, JobTypeMap, JobTypeName } from './types.js';
 import { waitForTask, type WaitOptions } from './wait.js';
@@ -87,13 +88,21 @@ export interface LongrunClient<C extends JobTypeMap = JobTypeMap> {
   events(id: string, options?: EventsOptions): AsyncGenerator<TaskUpdate, void, undefined>;
   /** Deletes a terminal task now; 409 while it is not terminal. */
   forget(id: string, options?: RequestOptions): Promise<void>;
+  /**
+   * The job types workers have registered, sorted by name, with their input's JSON Schema and
+   * live worker counts (`workers: 0`: its tasks wait for a worker). `longrun types --typescript`
+   * turns them into the type map `createClient<…>()` takes.
+   */
+  jobTypes(options?: RequestOptions): Promise<JobTypeInfo[]>;
 }
 
 /**
- * Creates a client. Pass the worker's catalog type to have `submit` check inputs at compile time.
+ * Creates a client. Pass a job type map to have `submit` check type names and inputs at compile
+ * time: the one `longrun types --typescript --out src/longrun-types.ts` generates from the API's
+ * registered types (or `typeof` a worker's own definitions, in the same code base).
  * @example
- * import type { jobTypes } from '@longrun/worker';
- * const lr = createClient<typeof jobTypes>({ baseUrl: 'http://localhost:3000', apiKey });
+ * import type { LongrunJobTypes } from './longrun-types.js';
+ * const lr = createClient<LongrunJobTypes>({ baseUrl: 'http://localhost:3000', apiKey });
  * const { taskId } = await lr.submit('sleep', { ms: 5000 });
  * const done = await lr.wait(taskId); // done.status === 'completed', done.result
  */
@@ -196,6 +205,17 @@ export function createClient<C extends JobTypeMap = JobTypeMap>(
         signal: opts.signal,
         retry: false,
       });
+    },
+
+    async jobTypes(opts = {}) {
+      const reply = await transport.request({
+        method: 'GET',
+        path: 'v1/job-types',
+        signal: opts.signal,
+        retry: true,
+        schema: jobTypeListSchema,
+      });
+      return reply.data.jobTypes;
     },
   };
 }

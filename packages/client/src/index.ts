@@ -19,7 +19,8 @@ export type { EventsOptions, TaskUpdate } from './events.js';
 export type { RetryPolicy } from './retry.js';
 export { SseParser, type SseMessage } from './sse.js';
 export type { FetchLike } from './transport.js';
-export type { JobInput, JobResult, JobTypeMap, JobTypeName } from './types.js';
+export type { JobTypeInfo, JobTypeVersionInfo } from './job-types.js';
+export type { JobInput, JobResult, JobTypeMap, JobTypeName, JobTypeShape } from './types.js';
 export type { WaitOptions } from './wait.js';
 export {
   verifyWebhook,
