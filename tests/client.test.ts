@@ -43,8 +43,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // Work a failed test left running would hold up the worker's graceful stop.
-  const working = await lr?.list({ status: 'working', limit: 100 }).catch(() => undefined);
-  for (const task of working?.tasks ?? []) await lr.cancel(task.taskId).catch(() => undefined);
+  // Bounded too: a client retrying a refused request must not keep the processes below running.
+  const signal = AbortSignal.timeout(8000);
+  const working = await lr?.list({ status: 'working', limit: 100, signal }).catch(() => undefined);
+  for (const task of working?.tasks ?? []) {
+    await lr.cancel(task.taskId, { signal }).catch(() => undefined);
+  }
   // Each step is bounded, and one that hangs is named (the hook's own timeout would not say which).
   const slow: string[] = [];
   for (const cleanup of cleanups.splice(0).reverse()) {
