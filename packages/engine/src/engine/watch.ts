@@ -78,14 +78,19 @@ export class TaskWatch {
       sink.end();
     };
     const pump = serialised(async () => {
+      let reread = false;
       while (!closed) {
         const events = await this.deps.redis(() => log.events(id, cursor, 100));
         const latest = await this.deps.redis(() => store.peek(id));
         if (!latest) return close(); // expired or forgotten
         if (events.length === 0) {
-          // Nothing after the cursor: a terminal task has nothing more to send.
-          if (isTerminal(latest.status)) close();
-          return;
+          if (!isTerminal(latest.status)) return;
+          // The record and its event are written by one script, so a terminal record means its
+          // event exists; if it was not in our read, the task ended between the two reads: read
+          // the events once more before deciding there is nothing left to send.
+          if (reread) return close();
+          reread = true;
+          continue;
         }
         for (const event of events) {
           sink.send(handleAt(latest, event, this.deps.pollIntervalMs), event.id);
