@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { pino } from 'pino';
 import { ConfigError } from '@longrun/core';
 import {
+  createLogger,
   createRedis,
   JobTypeDirectory,
   taskKeys,
@@ -16,12 +16,18 @@ import { ApiKeys } from './http/auth.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = pino({ name: 'longrun-api', level: config.LOG_LEVEL });
+  const logger = createLogger({
+    process: 'api',
+    level: config.LOG_LEVEL,
+    format: config.LONGRUN_LOG_FORMAT,
+    nodeEnv: config.NODE_ENV,
+  });
   let keys = config.LONGRUN_API_KEYS;
   if (!keys || keys.size === 0) {
     const devKey = `dev-${randomBytes(18).toString('base64url')}`;
     keys = new Map([[devKey, 'dev']]);
-    logger.warn({ tenant: 'dev', key: devKey }, 'LONGRUN_API_KEYS is not set: made a dev key');
+    // The key goes to the terminal only, never into a log line a collector would keep.
+    logger.warn({ tenant: 'dev' }, 'LONGRUN_API_KEYS is not set: made a dev key (on stderr)');
     console.error(`\n  longrun dev API key (tenant "dev"): ${devKey}\n`);
   }
   const cluster = { clusterNodes: config.LONGRUN_REDIS_CLUSTER_NODES };

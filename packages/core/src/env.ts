@@ -47,6 +47,8 @@ export const sharedEnvShape = {
   /** Webhook targets allowed despite being private or loopback: hosts, IPs or CIDRs. */
   LONGRUN_WEBHOOK_ALLOW: commaList(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `auto`: readable lines on a terminal (unless NODE_ENV=production), JSON otherwise. */
+  LONGRUN_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   NODE_ENV: z.string().default('development'),
   /**
    * Test hook, never for production: the process kills itself (SIGKILL) at this point, so the

@@ -24,3 +24,4 @@ export * from './registry/describe.js';
 export * from './registry/job-type-registry.js';
 export * from './registry/job-type-directory.js';
 export * from './registry/heartbeat.js';
+export * from './logger.js';

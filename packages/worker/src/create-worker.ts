@@ -4,9 +4,9 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { pino } from 'pino';
 import type { JobCatalog } from '@longrun/core';
 import {
+  createLogger,
   coalesceWrites,
   createRedis,
   describeJobType,
@@ -62,7 +62,8 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
   const maxTtlMs = opts.maxTtlMs ?? 7 * 86_400_000;
   const graceMs = opts.shutdownGraceMs ?? 30_000;
   const logger: TaskWorkerLogger =
-    opts.logger ?? pino({ name: 'longrun-worker', level: opts.logLevel ?? 'info' });
+    opts.logger ??
+    createLogger({ process: 'worker', level: opts.logLevel, format: opts.logFormat });
   const id = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const types = opts.types ? [...opts.types] : [...catalog.keys()];
   const descriptors = types.map((t) => describeJobType(catalog.get(t)!));

@@ -89,6 +89,7 @@ export function workerOptionsFromEnv(
     runningMarkMs: c.LONGRUN_RUNNING_MARK_MS,
     shutdownGraceMs: c.LONGRUN_SHUTDOWN_GRACE_MS,
     logLevel: c.LOG_LEVEL,
+    logFormat: c.LONGRUN_LOG_FORMAT,
     metrics: { port: c.LONGRUN_METRICS_PORT, host: c.LONGRUN_METRICS_HOST },
     webhooks: { allow: c.LONGRUN_WEBHOOK_ALLOW, pollIntervalMs: c.LONGRUN_POLL_INTERVAL_MS },
     reconcile:

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ConfigError, type JobCatalog, type JobTypeDefinition } from '@longrun/core';
-import type { TaskWorkerLogger } from '@longrun/engine';
+import type { LogFormat, TaskWorkerLogger } from '@longrun/engine';
 
 /** What `createWorker` takes. Only `jobs` is required; the rest have the README's defaults. */
 export interface WorkerOptions {
@@ -34,9 +34,11 @@ export interface WorkerOptions {
   runningMarkMs?: number | undefined;
   /** How long `close()` waits for running handlers before leaving them to stall recovery (30 s). */
   shutdownGraceMs?: number | undefined;
-  /** A pino-compatible logger (default: pino at `logLevel`, named `longrun-worker`). */
+  /** A pino-compatible logger (default: pino at `logLevel` in `logFormat`, named `longrun-worker`). */
   logger?: TaskWorkerLogger | undefined;
   logLevel?: string | undefined;
+  /** `auto` (default): readable lines on a terminal unless NODE_ENV=production, JSON otherwise. */
+  logFormat?: LogFormat | undefined;
   /** Serve `/metrics` and `/healthz` on this port (0: any free one). Default: not served. */
   metrics?: { port: number; host?: string | undefined } | false | undefined;
   /** Deliver webhooks (callbacks) from this worker (default on, with no extra allowed hosts). */
@@ -69,6 +71,7 @@ const settingsSchema = z.object({
   runningMarkMs: int(0, 3_600_000).optional(),
   shutdownGraceMs: int(0, 86_400_000).optional(),
   heartbeatMs: int(100, 600_000).optional(),
+  logFormat: z.enum(['auto', 'json', 'pretty']).optional(),
 });
 
 /** The job types as a catalog, after checking every option; throws `ConfigError`. */
