@@ -187,6 +187,7 @@ describe('alert rules', () => {
     expect(exprs).toMatch(/redis_memory_used_bytes \/ \(redis_memory_max_bytes > 0\)/);
     expect(exprs).toContain('up{job="longrun-api"} == 0');
     expect(exprs).toContain('longrun_redis_up == 0');
+    expect(exprs).toMatch(/histogram_quantile\(0\.95,[\s\S]*longrun_job_queue_wait_seconds_bucket/);
   });
 
   it('every alert has a unit test that fires it and one that expects silence', () => {
@@ -417,6 +418,7 @@ describe('Grafana dashboard', () => {
     has(/sum by \(type, outcome\) \(rate\(longrun_jobs_processed_total/); // throughput
     for (const q of ['0.5', '0.95', '0.99']) {
       has(new RegExp(`histogram_quantile\\(${q}, .*longrun_job_duration_seconds_bucket`));
+      has(new RegExp(`histogram_quantile\\(${q}, .*longrun_job_queue_wait_seconds_bucket`));
     }
     has(/histogram_quantile\(0\.99, .*longrun_http_request_duration_seconds_bucket/); // API p99
     has(/histogram_quantile\(0\.5, .*longrun_http_request_duration_seconds_bucket/); // API p50

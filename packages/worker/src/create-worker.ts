@@ -96,6 +96,7 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
     runningMarkMs: opts.runningMarkMs,
     logger,
     onRun: metrics.onRun,
+    onQueueWait: metrics.onQueueWait,
     onActiveChange: metrics.onActiveChange,
     crashAt: opts.crashAt,
   });

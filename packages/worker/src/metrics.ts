@@ -7,6 +7,8 @@ export class WorkerMetrics {
   readonly registry = new Registry();
   private readonly processed: Counter<'type' | 'outcome'>;
   private readonly duration: Histogram<'type'>;
+  private readonly queueWait: Histogram<'type'>;
+  private readonly waitChildren = new Map<string, { observe(v: number): void }>();
   private readonly deliveries: Counter<'outcome'>;
   private readonly repairs: Counter<'repair'>;
   /** Handlers running now; read by the gauge at scrape time, not written to it per job. */
@@ -28,6 +30,13 @@ export class WorkerMetrics {
     this.duration = new Histogram({
       name: 'longrun_job_duration_seconds',
       help: 'Duration of one job run, by type',
+      labelNames: ['type'],
+      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600],
+      registers: [this.registry],
+    });
+    this.queueWait = new Histogram({
+      name: 'longrun_job_queue_wait_seconds',
+      help: "Time from submit (or the end of its delay) to the start of a task's first run, by type",
       labelNames: ['type'],
       buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600],
       registers: [this.registry],
@@ -72,6 +81,15 @@ export class WorkerMetrics {
     }
     child.processed.inc();
     child.duration.observe(durationMs / 1000);
+  };
+
+  onQueueWait = (type: string, waitMs: number): void => {
+    let child = this.waitChildren.get(type);
+    if (!child) {
+      child = this.queueWait.labels({ type });
+      this.waitChildren.set(type, child);
+    }
+    child.observe(waitMs / 1000);
   };
 
   onDelivery = (outcome: DeliveryOutcome): void => {

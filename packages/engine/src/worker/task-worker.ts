@@ -27,6 +27,12 @@ export interface TaskWorkerOptions {
   onRun?: (type: string, outcome: RunOutcome, durationMs: number) => void;
   onActiveChange?: (delta: 1 | -1) => void;
   /**
+   * Called when a task's first run starts, with how long its job waited in the queue: from the
+   * submit (or the end of the job's delay) to this start. Retries and resumed runs are not
+   * counted: their wait is backoff or a human's answer, not queue capacity.
+   */
+  onQueueWait?: (type: string, waitMs: number) => void;
+  /**
    * A first run marks its task `running` only once its handler has run this long, so jobs that
    * finish sooner cost one script, not two (default 100). `0` checks and marks every run before
    * its handler starts, in the same script that reads the record (the path every re-run, retry
@@ -123,6 +129,11 @@ export class TaskWorker {
       // before BullMQ heard of it: nothing to do.
       this.ended(job, job.name, 'skipped', started);
       return;
+    }
+    if (this.opts.onQueueWait && job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1) {
+      // Clocks of the API's and this host may differ a little: never a negative wait.
+      const waitMs = Math.max(0, started - job.timestamp - (job.delay || 0));
+      this.opts.onQueueWait(task.type, waitMs);
     }
     const run = new TaskRun(this.deps, job, task, fast, token);
     const untrack = this.runs.track(taskId, run.control);
