@@ -216,6 +216,16 @@ describe('webhooks', () => {
     'http://[fd00::1]/hook',
     'http://localhost:9/hook',
     'http://0.0.0.0/hook',
+    // Private IPv4 addresses inside IPv6 ones, and CGNAT (issue 13).
+    'http://[64:ff9b::a9fe:a9fe]/latest', // NAT64 of 169.254.169.254
+    'http://[2002:a9fe:a9fe::]/latest', // 6to4
+    'http://[::a9fe:a9fe]/latest', // IPv4-compatible
+    'http://[::ffff:0:a9fe:a9fe]/latest', // SIIT (RFC 6145)
+    'http://[::ffff:127.0.0.1]:9/hook', // IPv4-mapped loopback
+    'http://[64:ff9b:1::a00:5]/hook', // local-use NAT64
+    'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook', // Teredo
+    'http://100.64.0.1/hook', // CGNAT
+    'http://192.0.2.1/hook', // documentation (reserved)
     'http://user:pw@example.com/hook',
     'ftp://example.com/hook',
   ])('refuses %s at submit, before any connection, storing nothing', async (url) => {
@@ -239,6 +249,15 @@ describe('webhooks', () => {
       new WebhookTargetPolicy(['127.0.0.0/8']).refuseUrl('http://127.0.0.1:8080/x'),
     ).toBeNull();
     expect(strict.refuseUrl('https://hooks.example.com/x')).toBeNull(); // checked again at delivery
+    // Public addresses stay allowed, including a public IPv4 reached through NAT64 or 6to4.
+    for (const url of [
+      'http://8.8.8.8/x',
+      'http://[2606:4700::1111]/x',
+      'http://[64:ff9b::808:808]/x',
+      'http://[2002:808:808::1]/x',
+    ]) {
+      expect(strict.refuseUrl(url), url).toBeNull();
+    }
     const refused = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
       strict.lookup('localhost', {}, (err) => resolve(err)),
     );

@@ -1,41 +1,59 @@
 import { lookup as dnsLookup } from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-
-/** Address ranges a webhook may not reach unless allowed: loopback, private, link-local, … */
-const FORBIDDEN: [string, number, 'ipv4' | 'ipv6'][] = [
-  ['0.0.0.0', 8, 'ipv4'],
-  ['10.0.0.0', 8, 'ipv4'],
-  ['100.64.0.0', 10, 'ipv4'],
-  ['127.0.0.0', 8, 'ipv4'],
-  ['169.254.0.0', 16, 'ipv4'],
-  ['172.16.0.0', 12, 'ipv4'],
-  ['192.0.0.0', 24, 'ipv4'],
-  ['192.168.0.0', 16, 'ipv4'],
-  ['198.18.0.0', 15, 'ipv4'],
-  ['224.0.0.0', 4, 'ipv4'],
-  ['240.0.0.0', 4, 'ipv4'],
-  ['::', 128, 'ipv6'],
-  ['::1', 128, 'ipv6'],
-  ['fc00::', 7, 'ipv6'],
-  ['fe80::', 10, 'ipv6'],
-  ['ff00::', 8, 'ipv6'],
-];
+import ipaddr from 'ipaddr.js';
 
 /**
- * Decides which webhook targets are allowed. Private and loopback addresses (and `localhost`) are
- * refused unless the allow-list (`LONGRUN_WEBHOOK_ALLOW`: hosts, IPs or CIDRs) names them. URLs
+ * Whether `address` is a public unicast address: ipaddr.js classifies it (private, loopback,
+ * link-local, CGNAT, reserved, multicast, …: anything but `unicast` is refused), and an IPv6
+ * address that carries an IPv4 one (mapped, IPv4-compatible, NAT64 `64:ff9b::/96`, SIIT, 6to4) is
+ * judged by the IPv4 address it reaches. Teredo and local-use NAT64 (`64:ff9b:1::/48`) are refused
+ * outright: their embedded address is obfuscated or site-defined.
+ */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const ip = ipaddr.parse(address);
+  if (ip.kind() === 'ipv4') return ip.range() === 'unicast';
+  const v6 = ip as ipaddr.IPv6;
+  const embedded = embeddedIPv4(v6);
+  if (embedded === 'refuse') return false;
+  if (embedded) return embedded.range() === 'unicast';
+  return v6.range() === 'unicast';
+}
+
+const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+
+/** The IPv4 address an IPv6 one reaches, `null` if none, `refuse` if it cannot be told. */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | 'refuse' | null {
+  const p = ip.parts;
+  switch (ip.range()) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d
+      return v4(p[6]!, p[7]!);
+    case 'rfc6052': // 64:ff9b::a.b.c.d; the local-use 64:ff9b:1::/48 places it as the site likes
+      return p[2] === 0 ? v4(p[6]!, p[7]!) : 'refuse';
+    case '6to4': // 2002:AABB:CCDD::
+      return v4(p[1]!, p[2]!);
+    case 'teredo':
+      return 'refuse';
+    default:
+      // IPv4-compatible ::a.b.c.d (deprecated, still routed by some stacks).
+      return p.slice(0, 6).every((x) => x === 0) ? v4(p[6]!, p[7]!) : null;
+  }
+}
+
+/**
+ * Decides which webhook targets are allowed. Any address but a public unicast one (and `localhost`)
+ * is refused unless the allow-list (`LONGRUN_WEBHOOK_ALLOW`: hosts, IPs or CIDRs) names them. URLs
  * are checked when a task is submitted; hostnames are checked again on every delivery, after DNS
  * resolution and before any connection (so DNS rebinding cannot reach a private address).
  */
 export class WebhookTargetPolicy {
-  private readonly forbidden = new BlockList();
   private readonly allowed = new BlockList();
   private readonly allowedHosts = new Set<string>();
 
   /** @example new WebhookTargetPolicy(['127.0.0.1', '10.0.0.0/8', 'hooks.internal']) */
   constructor(allow: readonly string[] = []) {
-    for (const [net, prefix, type] of FORBIDDEN) this.forbidden.addSubnet(net, prefix, type);
     for (const raw of allow.map((s) => s.trim().toLowerCase()).filter(Boolean)) {
       const [address = '', bits] = raw.split('/');
       const type = isIP(address) === 6 ? 'ipv6' : isIP(address) === 4 ? 'ipv4' : null;
@@ -69,7 +87,7 @@ export class WebhookTargetPolicy {
     const ip = mapped ?? address;
     const type = isIP(ip) === 6 ? 'ipv6' : 'ipv4';
     if (this.allowed.check(ip, type)) return true;
-    return !this.forbidden.check(ip, type);
+    return isPublicAddress(address);
   }
 
   /**
