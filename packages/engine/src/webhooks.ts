@@ -1,12 +1,13 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   handleAt,
   WEBHOOK_HEADERS,
   webhookSignature,
   type TaskEvent,
+  type TaskRecord,
   type WebhookPayload,
 } from '@longrun/core';
 import { WEBHOOK_QUEUE_NAME } from './keys.js';
@@ -29,7 +30,14 @@ export interface WebhookDispatcherOptions {
   logger: TaskWorkerLogger;
   concurrency?: number;
   attempts?: number;
-  timeoutMs?: number;
+  /** Bound on one delivery's whole exchange: connect, send, status line and headers (10 s). */
+  timeoutMs?: number | undefined;
+  /**
+   * Deliveries one tenant may have in flight in this process (default 4): a tenant's slow or
+   * failing receivers hold at most this many of the `concurrency` slots; its other deliveries
+   * wait (delayed, attempts untouched) while other tenants' go ahead.
+   */
+  perTenant?: number | undefined;
   /** Unique per process; names this relay in the outbox's consumer group. */
   consumerName: string;
   /**
@@ -54,6 +62,8 @@ export class WebhookDispatcher {
   private readonly store: TaskStore;
   private readonly log: TaskLog;
   private running = false;
+  /** Deliveries in flight in this process, by tenant. */
+  private readonly inFlight = new Map<string, number>();
   private loop: Promise<void> | undefined;
 
   constructor(private readonly opts: WebhookDispatcherOptions) {
@@ -64,12 +74,16 @@ export class WebhookDispatcher {
       prefix: opts.prefix,
     });
     this.queue.on('error', () => undefined);
-    this.worker = new Worker(WEBHOOK_QUEUE_NAME, (job: Job) => this.deliver(job), {
-      connection: opts.connection,
-      prefix: opts.prefix,
-      concurrency: opts.concurrency ?? 16,
-      autorun: false,
-    });
+    this.worker = new Worker(
+      WEBHOOK_QUEUE_NAME,
+      (job: Job, token?: string) => this.take(job, token),
+      {
+        connection: opts.connection,
+        prefix: opts.prefix,
+        concurrency: opts.concurrency ?? 16,
+        autorun: false,
+      },
+    );
     this.worker.on('error', (err) => opts.logger.warn({ err }, 'webhook worker error'));
     this.worker.on('failed', (job, err) => {
       const final =
@@ -191,14 +205,37 @@ export class WebhookDispatcher {
       .exec();
   }
 
-  private async deliver(job: Job<{ taskId: string; eventId: string }>): Promise<DeliveryOutcome> {
-    const { taskId, eventId } = job.data;
-    const record = await this.store.get(taskId);
+  /** Runs a delivery unless its tenant already has its share of the slots in flight here. */
+  private async take(job: Job<{ taskId: string; eventId: string }>, token?: string) {
+    const record = await this.store.get(job.data.taskId);
     if (!record?.callback) {
       this.opts.onDelivery?.('dropped'); // expired or forgotten: nobody to tell about it
       return 'dropped';
     }
-    const refused = this.opts.policy.refuseUrl(record.callback.url);
+    const tenant = record.tenant;
+    const busy = this.inFlight.get(tenant) ?? 0;
+    if (busy >= (this.opts.perTenant ?? 4)) {
+      // Let other tenants' deliveries have the slot; this one waits its turn (attempts untouched).
+      await job.moveToDelayed(Date.now() + 250 + Math.floor(Math.random() * 500), token);
+      throw new DelayedError();
+    }
+    this.inFlight.set(tenant, busy + 1);
+    try {
+      return await this.deliver(job, record, record.callback);
+    } finally {
+      const left = (this.inFlight.get(tenant) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(tenant, left);
+      else this.inFlight.delete(tenant);
+    }
+  }
+
+  private async deliver(
+    job: Job<{ taskId: string; eventId: string }>,
+    record: TaskRecord,
+    callback: NonNullable<TaskRecord['callback']>,
+  ): Promise<DeliveryOutcome> {
+    const { taskId, eventId } = job.data;
+    const refused = this.opts.policy.refuseUrl(callback.url);
     if (refused) throw new UnrecoverableError(`callback URL ${refused}`);
     const event: TaskEvent = (await this.log.event(taskId, eventId)) ?? {
       id: eventId,
@@ -220,14 +257,10 @@ export class WebhookDispatcher {
       [WEBHOOK_HEADERS.deliveryId]: payload.id,
       [WEBHOOK_HEADERS.timestamp]: String(timestamp),
     };
-    if (record.callback.secret) {
-      headers[WEBHOOK_HEADERS.signature] = webhookSignature(
-        record.callback.secret,
-        timestamp,
-        body,
-      );
+    if (callback.secret) {
+      headers[WEBHOOK_HEADERS.signature] = webhookSignature(callback.secret, timestamp, body);
     }
-    const status = await post(record.callback.url, body, headers, {
+    const status = await post(callback.url, body, headers, {
       lookup: this.opts.policy.lookup,
       timeoutMs: this.opts.timeoutMs ?? 10_000,
     });
@@ -238,7 +271,11 @@ export class WebhookDispatcher {
   }
 }
 
-/** POSTs `body`; resolves with the status code. `lookup` vets addresses before connecting. */
+/**
+ * POSTs `body`; resolves with the status code once the status line and headers are in. The whole
+ * exchange is bounded by `timeoutMs`, not just idle time: a receiver that trickles bytes cannot
+ * hold a delivery slot past it. `lookup` vets addresses before connecting.
+ */
 function post(
   url: string,
   body: string,
@@ -247,17 +284,23 @@ function post(
 ): Promise<number> {
   return new Promise((resolve, reject) => {
     const request = url.startsWith('https:') ? httpsRequest : httpRequest;
-    const req = request(
-      url,
-      { method: 'POST', headers, lookup: opts.lookup, timeout: opts.timeoutMs },
-      (res) => {
-        res.resume(); // the body does not matter; drain it so the socket is freed
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
-    req.on('error', reject);
+    const req = request(url, { method: 'POST', headers, lookup: opts.lookup }, (res) => {
+      clearTimeout(bound);
+      resolve(res.statusCode ?? 0);
+      // The body does not matter: drain what comes quickly, then let the socket go.
+      res.resume();
+      res.on('error', () => undefined);
+      setTimeout(() => res.destroy(), 1000).unref();
+    });
+    const bound = setTimeout(() => {
+      const error = new Error(`no answer within ${opts.timeoutMs} ms`);
+      req.destroy(error);
+      reject(error);
+    }, opts.timeoutMs);
+    req.on('error', (error) => {
+      clearTimeout(bound);
+      reject(error);
+    });
     req.end(body);
   });
 }

@@ -135,6 +135,8 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
       policy: new WebhookTargetPolicy(opts.webhooks?.allow ?? []),
       logger,
       consumerName: id,
+      timeoutMs: opts.webhooks?.timeoutMs,
+      perTenant: opts.webhooks?.perTenant,
       onDelivery: metrics.onDelivery,
     });
   }

@@ -27,6 +27,10 @@ const schema = z
     LONGRUN_RECONCILE_GRACE_MS: z.coerce.number().int().min(100).max(86_400_000).default(30_000),
     /** Open tasks the reconciler checks per sweep. */
     LONGRUN_RECONCILE_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+    /** The whole of one webhook delivery (connect, send, status line and headers). */
+    LONGRUN_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+    /** Deliveries one tenant may have in flight in one worker process (of 16). */
+    LONGRUN_WEBHOOK_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(4),
     /** Run only these job types (comma list); unset: all. */
     LONGRUN_WORKER_TYPES: z
       .string()
@@ -91,7 +95,12 @@ export function workerOptionsFromEnv(
     logLevel: c.LOG_LEVEL,
     logFormat: c.LONGRUN_LOG_FORMAT,
     metrics: { port: c.LONGRUN_METRICS_PORT, host: c.LONGRUN_METRICS_HOST },
-    webhooks: { allow: c.LONGRUN_WEBHOOK_ALLOW, pollIntervalMs: c.LONGRUN_POLL_INTERVAL_MS },
+    webhooks: {
+      allow: c.LONGRUN_WEBHOOK_ALLOW,
+      pollIntervalMs: c.LONGRUN_POLL_INTERVAL_MS,
+      timeoutMs: c.LONGRUN_WEBHOOK_TIMEOUT_MS,
+      perTenant: c.LONGRUN_WEBHOOK_TENANT_CONCURRENCY,
+    },
     reconcile:
       c.LONGRUN_RECONCILE_INTERVAL_MS > 0
         ? {

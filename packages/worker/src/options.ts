@@ -42,7 +42,17 @@ export interface WorkerOptions {
   /** Serve `/metrics` and `/healthz` on this port (0: any free one). Default: not served. */
   metrics?: { port: number; host?: string | undefined } | false | undefined;
   /** Deliver webhooks (callbacks) from this worker (default on, with no extra allowed hosts). */
-  webhooks?: { allow?: readonly string[]; pollIntervalMs?: number } | false | undefined;
+  webhooks?:
+    | {
+        allow?: readonly string[];
+        pollIntervalMs?: number;
+        /** Bound on one delivery's whole exchange (default 10 s). */
+        timeoutMs?: number;
+        /** Deliveries one tenant may have in flight in this process (default 4 of 16). */
+        perTenant?: number;
+      }
+    | false
+    | undefined;
   /** The reconciler (default on: every 10 s, grace 30 s, 500 per sweep). */
   reconcile?: { intervalMs?: number; graceMs?: number; batch?: number } | false | undefined;
   /** How often this worker renews its entry in the job-type registry (default 5 s). */
