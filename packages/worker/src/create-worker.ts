@@ -94,6 +94,7 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
     stalledIntervalMs: opts.stalledIntervalMs,
     maxStalledCount: opts.maxStalledCount,
     runningMarkMs: opts.runningMarkMs,
+    maxResultBytes: opts.maxResultBytes,
     logger,
     onRun: metrics.onRun,
     onQueueWait: metrics.onQueueWait,

@@ -32,6 +32,8 @@ export interface WorkerOptions {
   maxStalledCount?: number | undefined;
   /** See the README's `LONGRUN_RUNNING_MARK_MS` (default 100). */
   runningMarkMs?: number | undefined;
+  /** A result whose JSON is longer fails its task with `result-too-large` (default 2 MiB; 0: no cap). */
+  maxResultBytes?: number | undefined;
   /** How long `close()` waits for running handlers before leaving them to stall recovery (30 s). */
   shutdownGraceMs?: number | undefined;
   /** A pino-compatible logger (default: pino at `logLevel` in `logFormat`, named `longrun-worker`). */
@@ -81,6 +83,7 @@ const settingsSchema = z.object({
   runningMarkMs: int(0, 3_600_000).optional(),
   shutdownGraceMs: int(0, 86_400_000).optional(),
   heartbeatMs: int(100, 600_000).optional(),
+  maxResultBytes: int(0, 512 * 1024 * 1024).optional(),
   logFormat: z.enum(['auto', 'json', 'pretty']).optional(),
 });
 

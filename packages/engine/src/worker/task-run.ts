@@ -13,6 +13,8 @@ export interface RunDeps {
   catalog: JobCatalog;
   /** See `TaskWorkerOptions.runningMarkMs`. */
   runningMarkMs: number;
+  /** A result whose JSON is longer fails the task (`result-too-large`); 0: no cap. */
+  maxResultBytes: number;
   onActiveChange?: ((delta: 1 | -1) => void) | undefined;
   logWarn(obj: object, msg: string): void;
   crashAt?: string | undefined;
@@ -90,6 +92,11 @@ export class TaskRun implements ContextRun {
       this.deps.onActiveChange?.(-1);
     }
     if (this.control.aborted) return { outcome: 'cancelled' };
+    const refused = this.refuseResult(result);
+    if (refused) {
+      await this.fail(refused.message, refused.code);
+      return { outcome: 'failed', thrown: new UnrecoverableError(refused.message) };
+    }
     // BullMQ may move the job to `completed` as soon as the completion is on the connection:
     // its command goes out after ours on the same connection, so Redis completes the record
     // first, and the two travel in one write (decision 19) instead of two round trips in a row.
@@ -100,6 +107,31 @@ export class TaskRun implements ContextRun {
         done.ok ? 'completed' : done.reason === 'missing' ? 'skipped' : 'cancelled',
       ),
     };
+  }
+
+  /** Why `result` cannot be stored, if it cannot: not JSON, or over the size cap. */
+  private refuseResult(result: unknown): { message: string; code: string } | null {
+    let json: string;
+    try {
+      json = JSON.stringify(result ?? null);
+    } catch (error) {
+      return {
+        message: `The handler's result is not JSON: ${(error as Error).message}`,
+        code: 'result-not-json',
+      };
+    }
+    const max = this.deps.maxResultBytes;
+    // A UTF-8 byte count only when the length says it could be over (a byte per code unit at least).
+    if (max > 0 && json.length * 3 > max) {
+      const bytes = Buffer.byteLength(json);
+      if (bytes > max) {
+        return {
+          message: `The handler's result is ${bytes} bytes of JSON, over the ${max}-byte limit (LONGRUN_MAX_RESULT_BYTES): store it elsewhere and return a reference`,
+          code: 'result-too-large',
+        };
+      }
+    }
+    return null;
   }
 
   stopMark(): boolean {

@@ -39,6 +39,8 @@ export interface TaskWorkerOptions {
    * and resumed run takes anyway).
    */
   runningMarkMs?: number | undefined;
+  /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap (2 MiB). */
+  maxResultBytes?: number | undefined;
   /** Test hook: `after-park` kills the process between parking a job and recording it. */
   crashAt?: string | undefined;
 }
@@ -66,6 +68,7 @@ export class TaskWorker {
       completions: new CompletionBatch(this.store),
       catalog: opts.catalog,
       runningMarkMs: this.runningMarkMs,
+      maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
       onActiveChange: opts.onActiveChange,
       logWarn: (obj, msg) => opts.logger.warn(obj, msg),
       crashAt: opts.crashAt,
