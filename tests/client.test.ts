@@ -314,7 +314,8 @@ describe('errors', () => {
       name: 'LongrunError',
       status: 401,
       title: 'Unauthorized',
-      type: 'https://longrun.dev/problems/unauthorized',
+      type: '/problems/unauthorized',
+      code: 'unauthorized',
     });
   });
 

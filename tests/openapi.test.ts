@@ -218,9 +218,11 @@ describe('GET /openapi.json', () => {
   });
 
   it('describes the callback field and the webhook it triggers', () => {
-    expect(doc.components.schemas.CreateJobRequest.properties.callback).toEqual({
-      $ref: '#/components/schemas/Callback',
-    });
+    for (const name of catalog.keys()) {
+      expect(doc.components.schemas[`CreateJobRequest.${name}`].properties.callback).toEqual({
+        $ref: '#/components/schemas/Callback',
+      });
+    }
     expect(doc.components.schemas.Callback.required).toEqual(['url']);
     const delivery = doc.components.pathItems.TaskUpdatedDelivery.post;
     expect(doc.webhooks['task.updated']).toEqual(doc.components.pathItems.TaskUpdatedDelivery);
@@ -235,6 +237,56 @@ describe('GET /openapi.json', () => {
     expect(doc.paths['/v1/jobs'].post.callbacks.taskUpdated).toHaveProperty(
       '{$request.body#/callback/url}',
     );
+  });
+
+  it('describes the submit body as a union keyed on `type`, one variant per registered type', () => {
+    const union = doc.components.schemas.CreateJobRequest;
+    const names = [...catalog.keys()].sort(); // the registry lists types by name
+    const variant = (name: string) => `#/components/schemas/CreateJobRequest.${name}`;
+    expect(union.oneOf).toEqual(names.map((name) => ({ $ref: variant(name) })));
+    expect(union.discriminator).toEqual({
+      propertyName: 'type',
+      mapping: Object.fromEntries(names.map((name) => [name, variant(name)])),
+    });
+    for (const name of names) {
+      const schema = doc.components.schemas[`CreateJobRequest.${name}`];
+      expect(schema.properties.type, name).toEqual({ type: 'string', const: name });
+      expect(schema.properties.input, name).toEqual({
+        $ref: `#/components/schemas/JobInput.${name}`,
+      });
+      expect(schema.additionalProperties, name).toBe(false);
+    }
+    // `input` has no default (generators read one as "required"). The API reads a missing input
+    // as `{}`: optional where `{}` passes the type's schema, required where it never can.
+    const requests = Object.entries(doc.components.schemas).filter(([id]) =>
+      /^(CreateJobRequest|JobInput)\b/.test(id),
+    );
+    expect(requests.length).toBe(1 + 2 * names.length);
+    for (const [id, schema] of requests)
+      expect(JSON.stringify(schema), id).not.toMatch(/"default":/);
+    expect(doc.components.schemas['CreateJobRequest.echo'].required).toEqual(['type']);
+    expect(doc.components.schemas['CreateJobRequest.sleep'].required).toEqual(['type', 'input']);
+  });
+
+  it('the submit body matches what the API does with a missing input', async () => {
+    const validate = await validatorFor(
+      (d) => d.paths['/v1/jobs'].post.requestBody.content['application/json'].schema,
+    );
+    for (const type of ['echo', 'sleep']) {
+      const live = await api.http('POST', '/v1/jobs', { body: { type, ttlMs: 60_000 } });
+      expect(live.status === 202, `${type}: ${live.status} ${live.text}`).toBe(
+        validate({ type, ttlMs: 60_000 }),
+      );
+    }
+  });
+
+  it("the events example's ids are ids the API sends and accepts back", () => {
+    const example: string =
+      doc.paths['/v1/jobs/{id}/events'].get.responses['200'].content['text/event-stream'].example;
+    const ids = [...example.matchAll(/^id: (.*)$/gm)].map((m) => m[1] as string);
+    expect(ids.length).toBeGreaterThan(0);
+    const pattern = new RegExp(doc.components.parameters.LastEventId.schema.pattern as string);
+    for (const id of ids) expect(id, 'an event id is the event number: 1, 2, …').toMatch(pattern);
   });
 
   it("publishes each job type's input schema", () => {
@@ -254,6 +306,10 @@ describe('the document came from the strict zod schemas', () => {
       (d) => d.paths['/v1/jobs'].post.requestBody.content['application/json'].schema,
     );
     expect(validate({ type: 'echo', input: { a: 1 }, ttlMs: 60_000 })).toBe(true);
+    // Each input is checked against its own type's schema; an unregistered type matches nothing.
+    expect(validate({ type: 'sleep', input: { ms: 1000 } })).toBe(true);
+    expect(validate({ type: 'sleep', input: { ms: 'soon' } })).toBe(false);
+    expect(validate({ type: 'nope', input: {} })).toBe(false);
     expect(validate({ type: 'echo', input: {}, ttl: 60_000 })).toBe(false);
     expect(validate.errors).toContainEqual(
       expect.objectContaining({

@@ -11,6 +11,7 @@ import { adminRouter } from './routes/admin.js';
 import { healthRouter } from './routes/health.js';
 import { addJobTypeRoutes } from './routes/job-types.js';
 import { addJobRoutes } from './routes/jobs.js';
+import { problemsRouter } from './routes/problems.js';
 
 export interface AppDeps {
   /** The task engine every route calls (it owns the Redis connection's task keys and queues). */
@@ -55,6 +56,8 @@ export function createApp(deps: AppDeps): Express {
     app.use(adminRouter(jobs, deps.adminKeys, deps.adminReadOnly ?? true));
   }
   app.use(docsRouter({ maxTtlMs: deps.maxTtlMs, jobTypes: () => deps.engine.knownJobTypes }));
+  // What each problem's `type` resolves to.
+  app.use(problemsRouter());
   app.use(notFound);
   app.use(errorHandler(deps.logger));
   return app;

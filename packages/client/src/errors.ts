@@ -26,7 +26,11 @@ export interface LongrunErrorInit {
 export class LongrunError extends Error {
   /** HTTP status; `0` when no response arrived (see {@link LongrunNetworkError}). */
   readonly status: number;
-  /** Problem type URI, e.g. `https://longrun.dev/problems/not-found`. */
+  /**
+   * The problem type, e.g. `/problems/not-found`: a reference relative to the API's URL, where the
+   * API serves a page saying what the problem means and what to do (`GET /problems` lists them
+   * all). `about:blank` when the answer was not a problem document.
+   */
   readonly type: string;
   readonly title: string;
   readonly detail: string | undefined;

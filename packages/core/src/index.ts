@@ -1,5 +1,6 @@
 export * from './status.js';
 export * from './problem.js';
+export * from './problem-types.js';
 export * from './retry-after.js';
 export * from './schemas.js';
 export * from './task-record.js';

@@ -1,3 +1,5 @@
+import { problemTypeUri, type ProblemCode } from './problem-types.js';
+
 /** One field-level complaint inside a problem document. */
 export interface ProblemFieldError {
   path: string;
@@ -8,8 +10,11 @@ export interface ProblemInit {
   status: number;
   title: string;
   detail?: string;
-  /** A short slug; becomes `type: "https://longrun.dev/problems/<code>"`. */
-  code: string;
+  /**
+   * A short slug with an entry in `PROBLEM_TYPES`; becomes `type: "/problems/<code>"`, the page
+   * of this API that explains it.
+   */
+  code: ProblemCode;
   errors?: ProblemFieldError[];
   /** Seconds; sent as the `Retry-After` header. */
   retryAfter?: number;
@@ -26,7 +31,7 @@ export class Problem extends Error {
   readonly status: number;
   readonly title: string;
   readonly detail: string | undefined;
-  readonly code: string;
+  readonly code: ProblemCode;
   readonly errors: ProblemFieldError[] | undefined;
   readonly retryAfter: number | undefined;
   readonly headers: Record<string, string>;
@@ -48,7 +53,7 @@ export class Problem extends Error {
   /** The JSON body, as RFC 9457 lays it out. */
   toJSON(instance?: string): Record<string, unknown> {
     return {
-      type: `https://longrun.dev/problems/${this.code}`,
+      type: problemTypeUri(this.code),
       title: this.title,
       status: this.status,
       ...(this.detail === undefined ? {} : { detail: this.detail }),

@@ -98,7 +98,7 @@ describe('Problem', () => {
       extra: { taskStatus: 'failed' },
     });
     expect(p.toJSON('/v1/jobs/x')).toEqual({
-      type: 'https://longrun.dev/problems/terminal',
+      type: '/problems/terminal',
       title: 'Conflict',
       status: 409,
       detail: 'd',

@@ -132,7 +132,11 @@ export type TaskList = z.infer<typeof taskListSchema>;
 
 /** RFC 9457 problem details, with longrun's `errors` list. */
 export const problemSchema = z.looseObject({
-  type: z.string(),
+  type: z
+    .string()
+    .describe(
+      "`/problems/<code>`, relative to the response's URL: a page of the API saying what the problem means and what to do",
+    ),
   title: z.string(),
   status: z.int(),
   detail: z.string().optional(),

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { Problem } from '@longrun/core';
+import { Problem, type ProblemCode } from '@longrun/core';
 import { StoreFullError, StoreUnavailableError } from '@longrun/engine';
 import type { Logger } from 'pino';
 
@@ -59,6 +59,30 @@ function toProblem(err: unknown): Problem {
   return new Problem({ status: 500, title: 'Internal Server Error', code: 'internal' });
 }
 
+/** body-parser's error `type`s as problems; any other of its types is `unreadable-request`. */
+const BODY_PARSER_PROBLEMS = new Map<string, [ProblemCode, string, string]>([
+  ['entity.too.large', ['entity-too-large', 'Content Too Large', 'The body is larger than 1 MiB']],
+  ['entity.parse.failed', ['entity-parse-failed', 'Bad Request', 'The body is not valid JSON']],
+  [
+    'charset.unsupported',
+    ['charset-unsupported', 'Unsupported Media Type', 'Send the body as UTF-8 JSON'],
+  ],
+  [
+    'encoding.unsupported',
+    ['encoding-unsupported', 'Unsupported Media Type', 'Unsupported Content-Encoding'],
+  ],
+  ['request.aborted', ['request-aborted', 'Bad Request', 'The request was aborted']],
+  [
+    'request.size.invalid',
+    ['request-size-invalid', 'Bad Request', 'The body length does not match Content-Length'],
+  ],
+]);
+const UNREADABLE_BODY: [ProblemCode, string, string] = [
+  'unreadable-request',
+  'Bad Request',
+  'The body could not be read',
+];
+
 /** body-parser's errors carry an HTTP status and a `type`. */
 function bodyParserProblem(err: unknown): Problem | null {
   if (typeof err !== 'object' || err === null) return null;
@@ -66,16 +90,9 @@ function bodyParserProblem(err: unknown): Problem | null {
   if (typeof status !== 'number' || status < 400 || status >= 500 || typeof type !== 'string') {
     return null;
   }
-  const titles: Record<string, [string, string]> = {
-    'entity.too.large': ['Content Too Large', 'The body is larger than 1 MiB'],
-    'entity.parse.failed': ['Bad Request', 'The body is not valid JSON'],
-    'charset.unsupported': ['Unsupported Media Type', 'Send the body as UTF-8 JSON'],
-    'encoding.unsupported': ['Unsupported Media Type', 'Unsupported Content-Encoding'],
-    'request.aborted': ['Bad Request', 'The request was aborted'],
-    'request.size.invalid': ['Bad Request', 'The body length does not match Content-Length'],
-  };
-  const [title, detail] = titles[type] ?? ['Bad Request', 'The body could not be read'];
-  return new Problem({ status, title, detail, code: type.replaceAll('.', '-') });
+  // Every code the API sends has a page at /problems: body-parser's rarer types share one.
+  const [code, title, detail] = BODY_PARSER_PROBLEMS.get(type) ?? UNREADABLE_BODY;
+  return new Problem({ status, title, detail, code });
 }
 
 /**
