@@ -100,6 +100,8 @@ export async function startInProcessApi(
     rateLimitRps?: number;
     adminKeys?: string[];
     maxOpenTasks?: number;
+    /** LONGRUN_TENANT_MAX_BYTES (0 or unset: no budget). */
+    tenantMaxBytes?: number;
     /** LONGRUN_WEBHOOK_ALLOW entries. */
     webhookAllow?: string[];
     redisUrl?: string;
@@ -127,6 +129,7 @@ export async function startInProcessApi(
     maxTtlMs,
     redisTimeoutMs,
     maxOpenTasks: opts.maxOpenTasks ?? 0,
+    tenantMaxBytes: opts.tenantMaxBytes ?? 0,
   });
   const app = createApp({
     engine,

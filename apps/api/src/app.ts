@@ -38,7 +38,11 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   const jobs = deps.engine.jobs;
-  const metrics = new ApiMetrics(jobs, deps.redisTimeoutMs);
+  const metrics = new ApiMetrics(jobs, deps.redisTimeoutMs, {
+    store: deps.engine.store,
+    tenants: deps.keys.tenants,
+    maxBytes: deps.engine.tenantMaxBytes,
+  });
 
   app.use(requestLog(deps.logger, (req, res, seconds) => metrics.observe(req, res, seconds)));
 

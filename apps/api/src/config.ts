@@ -47,6 +47,8 @@ const schema = z
       .transform((v) => v === 'true'),
     /** Non-terminal tasks one tenant may have at once; 0 turns the cap off. */
     LONGRUN_MAX_OPEN_TASKS: z.coerce.number().int().min(0).default(10_000),
+    /** Bytes one tenant's stored tasks may take (records, inputs, results, answers); 0 = no budget. */
+    LONGRUN_TENANT_MAX_BYTES: z.coerce.number().int().min(0).default(0),
   })
   .refine((c) => clusterPrefixIssue(c) === null, {
     path: ['LONGRUN_PREFIX'],

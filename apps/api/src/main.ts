@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
     redisTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
     maxOpenTasks: config.LONGRUN_MAX_OPEN_TASKS,
+    tenantMaxBytes: config.LONGRUN_TENANT_MAX_BYTES,
     logger,
     crashAt: config.LONGRUN_TEST_CRASH_AT,
   });

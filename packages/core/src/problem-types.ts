@@ -86,6 +86,13 @@ export const PROBLEM_TYPES = {
       'This tenant has as many unfinished tasks as the API allows (`LONGRUN_MAX_OPEN_TASKS`). Nothing was stored.',
     todo: 'Wait for some tasks to finish, or cancel the ones you no longer need, then retry after `Retry-After`.',
   },
+  'storage-budget': {
+    title: 'Storage budget used up',
+    status: [429],
+    means:
+      "This tenant's stored tasks (records with their inputs, results and answers) take as many bytes as the API allows one tenant (`LONGRUN_TENANT_MAX_BYTES`). Nothing was stored. Other tenants are not affected.",
+    todo: 'Delete finished tasks whose results you have collected (`DELETE /v1/jobs/{id}`), or retry after `Retry-After`, when the oldest stored task expires.',
+  },
   'rate-limited': {
     title: 'Too Many Requests',
     status: [429],

@@ -21,6 +21,11 @@ export interface TaskKeys {
   index(tenant: string): string;
   /** The tenant's non-terminal tasks, scored by expiry (for the open-tasks cap). */
   openTasks(tenant: string): string;
+  /**
+   * The bytes a tenant's tasks keep, for its storage budget: a hash of task id -> bytes with the
+   * total under `#total`, and beside it (`<usage>-exp`) a sorted set of task id by expiry time.
+   */
+  usage(tenant: string): string;
   /** `openTasks(tenant)` is this + tenant + ':open' (Lua builds it from the record's tenant). */
   tenantPrefix: string;
   /** Every open task of every tenant (members by id), walked by the reconciler. */
@@ -52,6 +57,7 @@ export function taskKeys(prefix: string): TaskKeys {
     task: (id) => `${prefix}:task:${id}`,
     index: (tenant) => `${prefix}:tenant:${tenant}:tasks`,
     openTasks: (tenant) => `${prefix}:tenant:${tenant}:open`,
+    usage: (tenant) => `${prefix}:tenant:${tenant}:usage`,
     tenantPrefix: `${prefix}:tenant:`,
     allOpen: `${prefix}:open`,
     reconcilerLock: `${prefix}:reconciler:lock`,

@@ -8,6 +8,25 @@ function luaSet(statuses: readonly string[]): string {
 /** Lua constants every script shares: the terminal statuses, from core's one list. */
 const COMMON = `
 local TERMINAL = ${luaSet(TERMINAL_STATUSES)}
+
+-- A tenant's storage budget (decision 31): \`usage\` is a hash of task id -> bytes with the total
+-- under '#total', \`usage .. '-exp'\` the same ids by expiry time. Only tasks created under a
+-- budget are in it; adding to or releasing an untracked task does nothing.
+local function usage_add(usage, id, bytes)
+  if bytes > 0 and redis.call('HEXISTS', usage, id) == 1 then
+    redis.call('HINCRBY', usage, id, bytes)
+    redis.call('HINCRBY', usage, '#total', bytes)
+  end
+end
+
+local function usage_release(usage, id)
+  local bytes = redis.call('HGET', usage, id)
+  if bytes then
+    redis.call('HINCRBY', usage, '#total', -tonumber(bytes))
+    redis.call('HDEL', usage, id)
+    redis.call('ZREM', usage .. '-exp', id)
+  end
+end
 `;
 
 /**
@@ -63,17 +82,30 @@ end
  * or 'full <openTasks>'.
  */
 const CREATE = `${APPEND_EVENT}
-local function create(task, index, idem, events, outbox, open_set, all_open, expires_at, member, prune_bound, idem_value, index_ttl, channel, id, cap, now, fields_json)
+local function create(task, index, idem, events, outbox, open_set, usage, all_open, expires_at, member, prune_bound, idem_value, index_ttl, channel, id, cap, now, fields_json)
   if idem_value ~= '' then
     local existing = redis.call('GET', idem)
     if existing then return 'dup ' .. existing end
   end
   -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
   redis.call('ZREMRANGEBYSCORE', open_set, '-inf', now)
-  local limit = tonumber(cap)
+  local sp = string.find(cap, ' ', 1, true)
+  local limit, budget = tonumber(string.sub(cap, 1, sp - 1)), tonumber(string.sub(cap, sp + 1))
   if limit > 0 then
     local open = redis.call('ZCARD', open_set)
     if open >= limit then return 'full ' .. open end
+  end
+  if budget > 0 then
+    -- Expired tasks give their bytes back here (at most 100 per submit).
+    local expiring = usage .. '-exp'
+    local gone = redis.call('ZRANGEBYSCORE', expiring, '-inf', now, 'LIMIT', 0, 100)
+    for _, old in ipairs(gone) do usage_release(usage, old) end
+    local used = tonumber(redis.call('HGET', usage, '#total') or '0')
+    if used + #fields_json > budget then
+      local first = redis.call('ZRANGE', expiring, 0, 0, 'WITHSCORES')
+      local wait = first[2] and math.max(1000, tonumber(first[2]) - tonumber(now)) or 1000
+      return 'over ' .. used .. ' ' .. wait
+    end
   end
   if idem_value ~= '' then redis.call('SET', idem, idem_value, 'PXAT', expires_at) end
   local fields = cjson.decode(fields_json)
@@ -88,6 +120,13 @@ local function create(task, index, idem, events, outbox, open_set, all_open, exp
   redis.call('PEXPIRE', open_set, index_ttl)
   -- Every open task, for the reconciler (members by id; it drops finished and expired ones).
   redis.call('ZADD', all_open, 0, id)
+  if budget > 0 then
+    redis.call('HSET', usage, id, #fields_json)
+    redis.call('HINCRBY', usage, '#total', #fields_json)
+    redis.call('ZADD', usage .. '-exp', expires_at, id)
+    redis.call('PEXPIRE', usage, index_ttl)
+    redis.call('PEXPIRE', usage .. '-exp', index_ttl)
+  end
   push_event(task, events, outbox, channel, id, false, 1, written['${F.status}'], written['${F.statusMessage}'], written['${F.progress}'], written['${F.updatedAt}'], written['${F.callback}'])
   return 'ok'
 end
@@ -95,13 +134,13 @@ end
 
 /**
  * KEYS: task, index, idempotency (or the task key when none), events, outbox, open-tasks set,
- * every open task.
+ * usage (the tenant's storage budget), every open task.
  * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, channel,
- * taskId, maxOpenTasks (0 = no cap), now, fields (a JSON array, see CREATE).
+ * taskId, limits (`<maxOpenTasks> <maxBytes>`, 0 = none), now, fields (a JSON array, see CREATE).
  * Returns what `create` returns.
  */
 export const CREATE_TASK = `${CREATE}
-return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
 `;
 
 /**
@@ -109,17 +148,17 @@ return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARG
  * on its own and in order, as by CREATE_TASK: a later one sees the idempotency keys and open
  * tasks of the earlier ones.
  * KEYS: outbox, every open task, then for each task: task, index, idempotency (or the task key),
- * events, open set.
+ * events, open set, usage.
  * ARGV: channel, now, pruneBound, indexTtlMs, then for each task: expiresAt, indexMember,
- * idempotencyValue, taskId, maxOpenTasks, fields.
+ * idempotencyValue, taskId, limits, fields.
  * Returns one reply of `create` per task, in order.
  */
 export const CREATE_MANY = `${CREATE}
 local replies = {}
-local n = (#KEYS - 2) / 5
+local n = (#KEYS - 2) / 6
 for i = 0, n - 1 do
-  local k, a = 2 + i * 5, 4 + i * 6
-  replies[i + 1] = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[1], KEYS[k + 5], KEYS[2],
+  local k, a = 2 + i * 6, 4 + i * 6
+  replies[i + 1] = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[1], KEYS[k + 5], KEYS[k + 6], KEYS[2],
     ARGV[a + 1], ARGV[a + 2], ARGV[3], ARGV[a + 3], ARGV[4], ARGV[1], ARGV[a + 4], ARGV[a + 5], ARGV[2], ARGV[a + 6])
 end
 return replies
@@ -157,6 +196,11 @@ local function transition(task, events, outbox, all_open, guard, append, channel
   fields[#fields + 1] = '${F.seq}'
   fields[#fields + 1] = tostring(seq)
   redis.call('HSET', task, unpack(fields))
+  local added = #append
+  for i = 1, #fields, 2 do
+    if fields[i] == '${F.result}' then added = added + #fields[i + 1] end
+  end
+  usage_add(open_prefix .. cur[2] .. ':usage', id, added)
   if TERMINAL[now] then
     -- Same hash slot as the task key (one prefix), so this is cluster-safe.
     redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
@@ -208,6 +252,7 @@ for k = 3, #KEYS, 2 do
     redis.call('HSET', task, '${F.status}', st, '${F.statusMessage}', msg, '${F.updatedAt}', updated, '${F.result}', result, '${F.seq}', tostring(seq))
     redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
     redis.call('ZREM', KEYS[2], id)
+    usage_add(open_prefix .. cur[2] .. ':usage', id, #result)
     local eid = push_event(task, events, KEYS[1], channel, id, status, seq, st, msg, cur[3], updated, cur[4])
     replies[#replies + 1] = 'ok ' .. status .. ' ' .. eid
   end
@@ -232,13 +277,16 @@ return {'ok', redis.call('HGETALL', KEYS[1])}
 `;
 
 /**
- * KEYS: task, index, idempotency (or the task key), events. ARGV: indexMember, dropIdempotency.
- * Deletes a terminal task. Returns {'ok', status}, {'refused', status} or {'missing'}.
+ * KEYS: task, index, idempotency (or the task key), events, usage. ARGV: indexMember,
+ * dropIdempotency, taskId.
+ * Deletes a terminal task and gives its bytes back to the tenant's budget. Returns
+ * {'ok', status}, {'refused', status} or {'missing'}.
  */
 export const FORGET_TASK = `${COMMON}
 local status = redis.call('HGET', KEYS[1], '${F.status}')
 if not status then return {'missing'} end
 if not TERMINAL[status] then return {'refused', status} end
+usage_release(KEYS[5], ARGV[3])
 redis.call('DEL', KEYS[1], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 if ARGV[2] == '1' then redis.call('DEL', KEYS[3]) end
@@ -246,11 +294,13 @@ return {'ok', status}
 `;
 
 /**
- * KEYS: task, index, idempotency (or the task key), events, open-tasks set, every open task.
+ * KEYS: task, index, idempotency (or the task key), events, open-tasks set, every open task,
+ * usage.
  * ARGV: indexMember, idempotencyValue, taskId.
  * Takes back a task whose job was never added; the idempotency key only if it is still ours.
  */
-export const DISCARD_TASK = `
+export const DISCARD_TASK = `${COMMON}
+usage_release(KEYS[7], ARGV[3])
 redis.call('DEL', KEYS[1], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[3])

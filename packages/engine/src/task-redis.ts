@@ -23,13 +23,13 @@ export interface TaskRedis extends Redis {
 /** Defines the scripts on `redis` once (several stores may share a connection). */
 export function defineTaskScripts(redis: Redis): TaskRedis {
   if (!('longrunCreate' in redis)) {
-    redis.defineCommand('longrunCreate', { numberOfKeys: 7, lua: CREATE_TASK });
+    redis.defineCommand('longrunCreate', { numberOfKeys: 8, lua: CREATE_TASK });
     // The number of keys varies with the batch: passed first on each call.
     redis.defineCommand('longrunCreateMany', { lua: CREATE_MANY });
     redis.defineCommand('longrunTransition', { numberOfKeys: 4, lua: TRANSITION_TASK });
     redis.defineCommand('longrunCompleteMany', { lua: COMPLETE_MANY });
-    redis.defineCommand('longrunForget', { numberOfKeys: 4, lua: FORGET_TASK });
-    redis.defineCommand('longrunDiscard', { numberOfKeys: 6, lua: DISCARD_TASK });
+    redis.defineCommand('longrunForget', { numberOfKeys: 5, lua: FORGET_TASK });
+    redis.defineCommand('longrunDiscard', { numberOfKeys: 7, lua: DISCARD_TASK });
     redis.defineCommand('longrunStart', { numberOfKeys: 3, lua: START_TASK });
   }
   return redis as TaskRedis;

@@ -29,12 +29,15 @@ export interface CreateItem {
   record: TaskRecord;
   idempotency?: { key: string; value: string } | undefined;
   maxOpenTasks?: number;
+  /** The tenant's storage budget in bytes (0 = none). */
+  maxBytes?: number;
 }
 
 export type CreateOutcome =
   | { created: true }
   | { created: false; idempotencyValue: string }
-  | { created: false; full: true; openTasks: number };
+  | { created: false; full: true; openTasks: number }
+  | { created: false; over: true; usedBytes: number; retryAfterMs: number };
 
 /**
  * longrun's task records in Redis: one hash per task (expiring with the task's ttl, its layout
@@ -60,10 +63,11 @@ export class TaskStore {
     record: TaskRecord,
     idempotency?: { key: string; value: string },
     maxOpenTasks = 0,
+    maxBytes = 0,
   ): Promise<CreateOutcome> {
     const now = Date.now();
-    const item = this.createItem({ record, idempotency, maxOpenTasks });
-    const [task, index, idem, events, open] = item.keys;
+    const item = this.createItem({ record, idempotency, maxOpenTasks, maxBytes });
+    const [task, index, idem, events, open, usage] = item.keys;
     const [expiresAt, member, idemValue, id, cap, fields] = item.args;
     const reply = await this.redis.longrunCreate(
       task,
@@ -72,6 +76,7 @@ export class TaskStore {
       events,
       this.keys.outbox,
       open,
+      usage,
       this.keys.allOpen,
       expiresAt,
       member,
@@ -110,8 +115,8 @@ export class TaskStore {
   }
 
   /** A create's own keys (task, index, idempotency, events, open set) and arguments. */
-  private createItem({ record, idempotency, maxOpenTasks = 0 }: CreateItem): {
-    keys: [string, string, string, string, string];
+  private createItem({ record, idempotency, maxOpenTasks = 0, maxBytes = 0 }: CreateItem): {
+    keys: [string, string, string, string, string, string];
     args: [string, string, string, string, string, string];
   } {
     const taskKey = this.keys.task(record.id);
@@ -126,13 +131,15 @@ export class TaskStore {
         idempotency?.key ?? taskKey,
         this.keys.events(record.id),
         this.keys.openTasks(record.tenant),
+        this.keys.usage(record.tenant),
       ],
       args: [
         String(record.createdAt + record.ttlMs),
         member,
         idempotency?.value ?? '',
         record.id,
-        String(maxOpenTasks),
+        // Both limits in one argument: `<maxOpenTasks> <maxBytes>` (0 = none).
+        `${maxOpenTasks} ${maxBytes}`,
         // The record's fields travel as one JSON array (decision 21).
         JSON.stringify(fields),
       ],
@@ -147,6 +154,14 @@ export class TaskStore {
   /** How long a tenant's index and open set outlive their newest task. */
   private get indexTtl(): string {
     return String(this.maxTtlMs + 60_000);
+  }
+
+  /** Bytes each tenant's stored tasks take, as counted for its storage budget (one round trip). */
+  async storedBytes(tenants: readonly string[]): Promise<Map<string, number>> {
+    const pipeline = this.redis.pipeline();
+    for (const tenant of tenants) pipeline.hget(this.keys.usage(tenant), '#total');
+    const replies = (await pipeline.exec()) ?? [];
+    return new Map(tenants.map((t, i) => [t, Number(replies[i]?.[1] ?? 0)]));
   }
 
   /** The record, or `null` once it is gone (never created, expired or forgotten). */
@@ -252,8 +267,10 @@ export class TaskStore {
       this.keys.index(record.tenant),
       idem || key,
       this.keys.events(record.id),
+      this.keys.usage(record.tenant),
       indexMember(record.createdAt, record.id),
       idem ? '1' : '0',
+      record.id,
     );
     return toOutcome(reply);
   }
@@ -270,6 +287,7 @@ export class TaskStore {
       this.keys.events(record.id),
       this.keys.openTasks(record.tenant),
       this.keys.allOpen,
+      this.keys.usage(record.tenant),
       indexMember(record.createdAt, record.id),
       idempotency?.value ?? '',
       record.id,
@@ -291,6 +309,10 @@ function toCreateOutcome(reply: string): CreateOutcome {
   if (reply.startsWith('dup ')) return { created: false, idempotencyValue: reply.slice(4) };
   if (reply.startsWith('full '))
     return { created: false, full: true, openTasks: Number(reply.slice(5)) };
+  if (reply.startsWith('over ')) {
+    const [, used, wait] = reply.split(' ');
+    return { created: false, over: true, usedBytes: Number(used), retryAfterMs: Number(wait) };
+  }
   throw new Error(`unexpected reply to a create: ${reply}`);
 }
 

@@ -20,6 +20,11 @@ export class ApiKeys {
     this.entries = [...keys].map(([key, tenant]) => ({ digest: digest(key), tenant }));
   }
 
+  /** Every tenant that has a key. */
+  get tenants(): string[] {
+    return [...new Set(this.entries.map((e) => e.tenant))];
+  }
+
   /** The tenant owning `key`, or `null`. */
   tenantFor(key: string): string | null {
     const known = this.accepted.get(key);

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { guard, QUEUE_STATES, type TaskQueue } from '@longrun/engine';
+import { guard, QUEUE_STATES, type TaskQueue, type TaskStore } from '@longrun/engine';
 
 /** The API's Prometheus metrics, on a registry of its own. */
 export class ApiMetrics {
@@ -9,7 +9,12 @@ export class ApiMetrics {
   /** Labelled children, by label values: prom-client hashes the label object on every call. */
   private readonly children = new Map<string, { observe(seconds: number): void }>();
 
-  constructor(tasks: TaskQueue, redisTimeoutMs: number) {
+  constructor(
+    tasks: TaskQueue,
+    redisTimeoutMs: number,
+    /** With a storage budget: each tenant's stored bytes, read at scrape time. */
+    budget?: { store: TaskStore; tenants: readonly string[]; maxBytes: number },
+  ) {
     collectDefaultMetrics({ register: this.registry });
     this.duration = new Histogram({
       name: 'longrun_http_request_duration_seconds',
@@ -41,6 +46,28 @@ export class ApiMetrics {
         }
       },
     });
+    if (budget && budget.maxBytes > 0) {
+      new Gauge({
+        name: 'longrun_tenant_storage_budget_bytes',
+        help: "Bytes one tenant's stored tasks may take (LONGRUN_TENANT_MAX_BYTES)",
+        registers: [this.registry],
+      }).set(budget.maxBytes);
+      new Gauge({
+        name: 'longrun_tenant_stored_bytes',
+        help: "Bytes each tenant's stored tasks take (records, inputs, results, answers), read at scrape time",
+        labelNames: ['tenant'],
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          // Redis away: no samples (longrun_redis_up says why), rather than a failed scrape.
+          const used = await guard(
+            () => budget.store.storedBytes(budget.tenants),
+            redisTimeoutMs,
+          ).catch(() => new Map<string, number>());
+          for (const [tenant, bytes] of used) this.set({ tenant }, bytes);
+        },
+      });
+    }
   }
 
   /**

@@ -70,6 +70,14 @@ export function submitProblem(
         code: 'too-many-open-tasks',
         retryAfter,
       });
+    case 'overBudget':
+      return new Problem({
+        status: 429,
+        title: 'Storage budget used up',
+        detail: `This tenant's stored tasks take ${outcome.usedBytes} bytes of its ${outcome.maxBytes}-byte storage budget; delete finished tasks you have collected (DELETE /v1/jobs/{id}) or wait for them to expire`,
+        code: 'storage-budget',
+        retryAfter: Math.max(1, Math.ceil(outcome.retryAfterMs / 1000)),
+      });
     case 'keyReused':
       return new Problem({
         status: 422,

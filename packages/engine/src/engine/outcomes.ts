@@ -38,6 +38,8 @@ export type SubmitOutcome =
   | Invalid
   /** The tenant's open-task cap is reached. */
   | { kind: 'full'; openTasks: number; cap: number }
+  /** The tenant's stored tasks take its storage budget; the oldest frees bytes in `retryAfterMs`. */
+  | { kind: 'overBudget'; usedBytes: number; maxBytes: number; retryAfterMs: number }
   /** The key was used with another body. */
   | { kind: 'keyReused' }
   /** The key's task is being created or removed right now: retry shortly. */

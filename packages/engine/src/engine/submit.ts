@@ -26,6 +26,8 @@ export interface SubmitDeps {
   defaultTtlMs: number;
   maxTtlMs: number;
   maxOpenTasks: number;
+  /** See `TaskEngineOptions.tenantMaxBytes`. */
+  tenantMaxBytes?: number | undefined;
   /** Runs one Redis step within the request deadline (`TaskQueue.run`). */
   redis<T>(operation: () => Promise<T>): Promise<T>;
   /** Waits, within the deadline, for the connection to be ready. */
@@ -72,7 +74,8 @@ export class Submitter {
       ? this.claim(tenant, record.id, opts.idempotencyKey, request)
       : undefined;
     const enqueue = { priority: request.priority, requestId: opts.requestId };
-    if (!idempotency && this.deps.maxOpenTasks === 0) {
+    const maxBytes = this.deps.tenantMaxBytes ?? 0;
+    if (!idempotency && this.deps.maxOpenTasks === 0 && maxBytes === 0) {
       return this.unguarded(record, definition, enqueue);
     }
     if (!this.deps.jobs.ready) await this.deps.untilReady();
@@ -80,6 +83,7 @@ export class Submitter {
       record,
       idempotency,
       maxOpenTasks: this.deps.maxOpenTasks,
+      maxBytes,
     });
     const outcome = await this.deps
       .redis(() => pending.outcome)
@@ -94,6 +98,14 @@ export class Submitter {
       });
     if ('full' in outcome) {
       return { kind: 'full', openTasks: outcome.openTasks, cap: this.deps.maxOpenTasks };
+    }
+    if ('over' in outcome) {
+      return {
+        kind: 'overBudget',
+        usedBytes: outcome.usedBytes,
+        maxBytes,
+        retryAfterMs: outcome.retryAfterMs,
+      };
     }
     if (!outcome.created) return this.replay(tenant, outcome.idempotencyValue, idempotency);
     if (this.deps.crashAt === 'after-create') process.kill(process.pid, 'SIGKILL');

@@ -57,6 +57,11 @@ export interface TaskEngineOptions {
   redisTimeoutMs: number;
   /** Non-terminal tasks per tenant; 0 = no cap. */
   maxOpenTasks: number;
+  /**
+   * Bytes one tenant's tasks may keep in Redis (records with inputs, results and answers),
+   * counted when written, given back on expiry or delete; 0 (default) = no budget.
+   */
+  tenantMaxBytes?: number | undefined;
   logger?: TaskWorkerLogger | undefined;
   /** How often a watch re-checks without a wake-up (default 15 s). */
   heartbeatMs?: number | undefined;
@@ -79,6 +84,11 @@ export class TaskEngine {
   private readonly submitter: Submitter;
   private readonly watcher: TaskWatch;
   private readonly answers = new InputValidator();
+
+  /** See `TaskEngineOptions.tenantMaxBytes` (0: no budget). */
+  get tenantMaxBytes(): number {
+    return this.opts.tenantMaxBytes ?? 0;
+  }
 
   constructor(private readonly opts: TaskEngineOptions) {
     this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
