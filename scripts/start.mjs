@@ -27,7 +27,7 @@ if (!env.REDIS_URL) {
     if (!bin) {
       say('no Redis answers on 127.0.0.1:6379 and there is no redis-server binary.');
       say('Install one:   sudo apt-get install redis-server');
-      say('or run one:    docker compose up -d redis');
+      say('or run one:    docker compose up -d redis   (publishes it on 127.0.0.1:6379)');
       say('or point at one: REDIS_URL=redis://host:6379 npm start');
       process.exit(1);
     }

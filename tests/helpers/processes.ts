@@ -7,6 +7,13 @@ import { freePort } from '../../scripts/redis.mjs';
 
 const root = resolve(import.meta.dirname, '../..');
 
+/** How to run a script: another Node binary than this one's, arguments after the script. */
+export interface SpawnOptions {
+  /** The Node binary (default: the one running the tests, `process.execPath`). */
+  node?: string;
+  args?: string[];
+}
+
 /**
  * The one way the tests start a built app (`apps/<app>/dist/main.js`) as a child process: its env
  * over this process's, every output line collected.
@@ -14,8 +21,9 @@ const root = resolve(import.meta.dirname, '../..');
 export function spawnApp(
   app: 'api' | 'worker',
   env: Record<string, string>,
+  opts: SpawnOptions = {},
 ): { child: ChildProcess; lines: string[]; exited: Promise<number | null> } {
-  return spawnScript(resolve(root, `apps/${app}/dist/main.js`), env, root);
+  return spawnScript(resolve(root, `apps/${app}/dist/main.js`), env, root, opts);
 }
 
 /** Starts `node <script>` in `cwd`, its env over this process's, every output line collected. */
@@ -23,8 +31,9 @@ export function spawnScript(
   script: string,
   env: Record<string, string>,
   cwd: string,
+  opts: SpawnOptions = {},
 ): { child: ChildProcess; lines: string[]; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(opts.node ?? process.execPath, [script, ...(opts.args ?? [])], {
     cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -49,22 +58,26 @@ export interface Proc {
   kill(): Promise<void>;
 }
 
-/** Starts a built app (`api` or `worker`) and waits for its "<name> ready" log line. */
+/**
+ * Starts a built app (`api` or `worker`) and waits for its "<name> ready" log line; `opts.node`
+ * runs it on another Node binary.
+ */
 export async function startApp(
   app: 'api' | 'worker',
   env: Record<string, string>,
   timeoutMs = 15_000,
+  opts: SpawnOptions = {},
 ): Promise<Proc> {
-  return untilReady(spawnApp(app, { LOG_LEVEL: 'info', ...env }), app, timeoutMs);
+  return untilReady(spawnApp(app, { LOG_LEVEL: 'info', ...env }, opts), app, timeoutMs);
 }
 
 /** Starts `node <script>` (e.g. a worker built outside the workspaces) until "<app> ready". */
 export async function startScript(
   script: string,
   env: Record<string, string>,
-  opts: { cwd: string; app?: string; timeoutMs?: number },
+  opts: { cwd: string; app?: string; timeoutMs?: number } & SpawnOptions,
 ): Promise<Proc> {
-  const spawned = spawnScript(script, { LOG_LEVEL: 'info', ...env }, opts.cwd);
+  const spawned = spawnScript(script, { LOG_LEVEL: 'info', ...env }, opts.cwd, opts);
   return untilReady(spawned, opts.app ?? 'worker', opts.timeoutMs ?? 15_000);
 }
 
