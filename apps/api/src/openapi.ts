@@ -46,6 +46,13 @@ const jobTypeSchema = z.object({
   queue: z.string().describe('The BullMQ queue its jobs go to'),
   attempts: z.number().int(),
   backoffMs: z.number().int(),
+  timeoutMs: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "How long one run may take by default, and at most (a submit's timeoutMs may ask for less)",
+    ),
   inputSchema: z.record(z.string(), z.unknown()).describe('JSON Schema (draft 2020-12)'),
   workers: z.number().int().describe('Live workers serving the validating version'),
   registeredAt: z.iso.datetime(),

@@ -4,6 +4,7 @@ export const HELP = `longrun: submit, follow and answer longrun tasks
 
 Usage
   longrun submit <type> [--input <json>] [--wait] [--idempotency-key <key>] [--ttl-ms <n>]
+                [--delay-ms <n> | --run-at <iso>] [--run-timeout-ms <n>]
   longrun get <id>              the task's handle
   longrun wait <id>             wait for it to finish (progress bar on a terminal)
   longrun result <id>           the outcome of a finished task
@@ -22,6 +23,10 @@ Options
   --timeout-ms <n>          (submit --wait, wait) stop waiting after n ms (exit 5)
   --idempotency-key <key>   (submit) same key, same input: the same task, run once
   --ttl-ms <n>              (submit) keep the task this long after creation
+  --delay-ms <n>            (submit) start it no sooner than n ms from now ("scheduled" until then)
+  --run-at <iso>            (submit) start it no sooner than this time, e.g. 2026-12-24T08:00:00Z
+  --run-timeout-ms <n>      (submit) fail a run that takes longer (error.code "timeout");
+                            not --timeout-ms, which bounds the wait
   --callback-url <url>      (submit) POST every status change to this URL
   --callback-secret <s>     (submit) sign those calls (HMAC-SHA256, 16+ characters)
   --status <s>              (list) working, input_required, completed, cancelled, failed
@@ -53,6 +58,9 @@ const OPTIONS = {
   'timeout-ms': { type: 'string' },
   'idempotency-key': { type: 'string' },
   'ttl-ms': { type: 'string' },
+  'delay-ms': { type: 'string' },
+  'run-at': { type: 'string' },
+  'run-timeout-ms': { type: 'string' },
   'callback-url': { type: 'string' },
   'callback-secret': { type: 'string' },
   status: { type: 'string' },
@@ -81,6 +89,9 @@ const COMMANDS = {
       'timeout-ms',
       'idempotency-key',
       'ttl-ms',
+      'delay-ms',
+      'run-at',
+      'run-timeout-ms',
       'callback-url',
       'callback-secret',
     ],
@@ -103,6 +114,9 @@ export interface Values {
   'timeout-ms'?: string;
   'idempotency-key'?: string;
   'ttl-ms'?: string;
+  'delay-ms'?: string;
+  'run-at'?: string;
+  'run-timeout-ms'?: string;
   'callback-url'?: string;
   'callback-secret'?: string;
   status?: string;

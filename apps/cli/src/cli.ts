@@ -90,6 +90,9 @@ const commands: Record<CommandName, Command> = {
     const task = await client.submit(type, input as Record<string, unknown>, {
       idempotencyKey: values['idempotency-key'],
       ttlMs: integer(values['ttl-ms'], 'ttl-ms'),
+      delayMs: integer(values['delay-ms'], 'delay-ms'),
+      runAt: values['run-at'],
+      timeoutMs: integer(values['run-timeout-ms'], 'run-timeout-ms'),
       callback,
       signal: io.interrupt,
     });

@@ -34,6 +34,12 @@ export interface SubmitOptions {
   callback?: Callback;
   /** BullMQ priority: 1 runs first; unset runs in arrival order. */
   priority?: number;
+  /** Start no sooner than this many ms from now (at most the ttl); `statusMessage` is "scheduled". */
+  delayMs?: number;
+  /** Start no sooner than this time (a `Date` or an ISO 8601 string with an offset). */
+  runAt?: Date | string;
+  /** How long one run may take (no more than the job type's own timeout). */
+  timeoutMs?: number;
   signal?: AbortSignal;
 }
 
@@ -118,6 +124,11 @@ export function createClient<C extends JobTypeMap = JobTypeMap>(
       if (opts.ttlMs !== undefined) body.ttlMs = opts.ttlMs;
       if (opts.callback !== undefined) body.callback = opts.callback;
       if (opts.priority !== undefined) body.priority = opts.priority;
+      if (opts.delayMs !== undefined) body.delayMs = opts.delayMs;
+      if (opts.runAt !== undefined) {
+        body.runAt = opts.runAt instanceof Date ? opts.runAt.toISOString() : opts.runAt;
+      }
+      if (opts.timeoutMs !== undefined) body.timeoutMs = opts.timeoutMs;
       const reply = await transport.request({
         method: 'POST',
         path: 'v1/jobs',

@@ -24,6 +24,8 @@ export const jobTypeInfoSchema = z.looseObject({
   queue: z.string(),
   attempts: z.int(),
   backoffMs: z.int(),
+  /** How long one run may take by default, and at most; absent: no timeout. */
+  timeoutMs: z.int().optional(),
   /** JSON Schema (draft 2020-12) of the input, as the API checks it. */
   inputSchema: z.record(z.string(), z.unknown()),
   /** Live workers serving `version`; 0 means its tasks wait until one starts. */

@@ -31,6 +31,12 @@ export interface JobTypeDefinition<S extends z.ZodType = z.ZodType, R = unknown>
    * `tasks` queue.
    */
   queue?: string;
+  /**
+   * How long one run may take (ms): past it the handler's `signal` aborts and the run fails with
+   * `error.code: "timeout"` (retried while attempts are left). A submit's `timeoutMs` may ask for
+   * less, not more. Default: no timeout.
+   */
+  timeoutMs?: number;
   handler(input: z.output<S>, ctx: JobContext): Promise<R> | R;
 }
 

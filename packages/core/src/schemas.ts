@@ -44,6 +44,12 @@ export function createJobRequestSchema(maxTtlMs: number) {
     /** BullMQ priority: 1 runs first; without one, jobs run in arrival order ahead of prioritized ones. */
     priority: z.int().min(1).max(2_097_152).optional(),
     callback: callbackSchema.optional(),
+    /** Start no sooner than this many ms after the submit (at most the task's ttl). */
+    delayMs: z.int().min(0).max(maxTtlMs).optional(),
+    /** Start no sooner than this time (ISO 8601 with an offset); in the past: at once. */
+    runAt: z.iso.datetime({ offset: true }).optional(),
+    /** How long one run may take; no more than the job type's own `timeoutMs`, if it has one. */
+    timeoutMs: z.int().min(100).max(maxTtlMs).optional(),
   });
 }
 

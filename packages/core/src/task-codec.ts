@@ -25,6 +25,8 @@ export const FIELD = {
   inputs: 'inputs',
   callback: 'callback',
   priority: 'priority',
+  runAt: 'runAt',
+  timeoutMs: 'timeout',
   started: 'started',
   repairs: 'repairs',
   /** Bookkeeping, not part of `TaskRecord`: the last event number (SSE ids). */
@@ -56,6 +58,8 @@ const KINDS: Record<keyof TaskRecord, Kind> = {
   inputs: 'json',
   callback: 'json',
   priority: 'int',
+  runAt: 'int',
+  timeoutMs: 'int',
   started: 'bool',
   repairs: 'int',
 };
@@ -165,6 +169,10 @@ export function decodeRecord(id: string, hash: Record<string, string>): TaskReco
   if (callback) record.callback = parseJson(id, FIELD.callback, callback) as TaskRecord['callback'];
   const priority = hash[FIELD.priority];
   if (priority) record.priority = checkInt(id, FIELD.priority, priority);
+  const runAt = hash[FIELD.runAt];
+  if (runAt) record.runAt = checkInt(id, FIELD.runAt, runAt);
+  const timeoutMs = hash[FIELD.timeoutMs];
+  if (timeoutMs) record.timeoutMs = checkInt(id, FIELD.timeoutMs, timeoutMs);
   if (hash[FIELD.started] === '1') record.started = true;
   const repairs = hash[FIELD.repairs];
   if (repairs) record.repairs = checkInt(id, FIELD.repairs, repairs);

@@ -24,6 +24,10 @@ export interface TaskRecord {
   callback?: Callback;
   /** BullMQ priority the task was submitted with (kept so a re-added job keeps it). */
   priority?: number;
+  /** When a delayed task may start (ms since the epoch); unset: at once. */
+  runAt?: number;
+  /** How long one run may take (ms), as the submit asked; unset: the job type's default. */
+  timeoutMs?: number;
   /** A worker recorded the task's start (the `start` event). */
   started?: boolean;
   /** Times the reconciler added the task's job again. */

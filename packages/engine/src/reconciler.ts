@@ -36,6 +36,7 @@ const CHECK_FIELDS = [
   FIELD.inputs,
   FIELD.repairs,
   FIELD.priority,
+  FIELD.runAt,
 ] as const;
 
 interface Checked {
@@ -49,6 +50,7 @@ interface Checked {
   answers: number;
   repairs: number;
   priority: number | undefined;
+  runAt: number | undefined;
 }
 
 /**
@@ -151,8 +153,19 @@ export class Reconciler {
     const due: Checked[] = [];
     const graceMs = this.opts.graceMs ?? 30_000;
     for (const [i, id] of ids.entries()) {
-      const [status, type, tenant, created, updated, ttl, started, inputs, repairs, priority] =
-        (replies[i]?.[1] ?? []) as (string | null)[];
+      const [
+        status,
+        type,
+        tenant,
+        created,
+        updated,
+        ttl,
+        started,
+        inputs,
+        repairs,
+        priority,
+        runAt,
+      ] = (replies[i]?.[1] ?? []) as (string | null)[];
       // Expired, forgotten, or finished without leaving the set: nothing more to watch.
       if (!status || status === 'completed' || status === 'failed' || status === 'cancelled') {
         gone.push(id);
@@ -170,6 +183,7 @@ export class Reconciler {
         answers: inputs && inputs !== '[]' ? (JSON.parse(inputs) as unknown[]).length : 0,
         repairs: Number(repairs ?? 0),
         priority: priority ? Number(priority) : undefined,
+        runAt: runAt ? Number(runAt) : undefined,
       });
     }
     if (gone.length > 0) await this.opts.connection.zrem(this.keys.allOpen, ...gone);

@@ -52,6 +52,7 @@ function jobData(record: JobRecord, opts: EnqueueOptions): TaskJobData {
     ...(opts.readRecord || !record.input
       ? {}
       : { input: record.input, expiresAt: record.createdAt + record.ttlMs }),
+    ...(record.timeoutMs ? { timeoutMs: record.timeoutMs } : {}),
   };
 }
 
@@ -62,9 +63,12 @@ function jobOptions(
 ): JobsOptions {
   const attempts = definition.attempts ?? 1;
   const priority = opts.priority ?? record.priority;
+  // A delayed task's job waits in BullMQ's delayed set until its time (re-added ones too).
+  const delay = record.runAt ? record.runAt - Date.now() : 0;
   return {
     jobId: record.id,
     ...(priority ? { priority } : {}),
+    ...(delay > 0 ? { delay } : {}),
     attempts,
     ...(attempts > 1
       ? { backoff: { type: 'exponential', delay: definition.backoffMs ?? 1000 } }
@@ -93,6 +97,8 @@ export type JobRecord = Pick<TaskRecord, 'id' | 'tenant' | 'createdAt' | 'ttlMs'
   /** Without it the job makes its run read the record. */
   input?: TaskRecord['input'] | undefined;
   priority?: number | undefined;
+  runAt?: number | undefined;
+  timeoutMs?: number | undefined;
 };
 
 /** How a parked job was woken: promoted, or added again because it could not be. */

@@ -11,6 +11,7 @@ export function jobTypeView(type: RegisteredJobType) {
     queue: queueNameFor(type),
     attempts: type.attempts,
     backoffMs: type.backoffMs,
+    ...(type.timeoutMs !== undefined ? { timeoutMs: type.timeoutMs } : {}),
     inputSchema: type.inputSchema,
     workers: type.workers,
     registeredAt: iso(type.registeredAt),

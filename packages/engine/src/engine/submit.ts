@@ -69,6 +69,8 @@ export class Submitter {
         (await this.deps.redis(() => this.deps.types.resolve(request.type))),
     );
     if ('kind' in definition) return definition;
+    const timing = this.checkTiming(request, definition);
+    if (timing) return timing;
     const record = this.newRecord(tenant, request, definition);
     const idempotency = opts.idempotencyKey
       ? this.claim(tenant, record.id, opts.idempotencyKey, request)
@@ -158,20 +160,57 @@ export class Submitter {
     return definition;
   }
 
+  /** A delayed start within the ttl, given one way; a timeout within the type's. */
+  private checkTiming(
+    request: CreateJobRequest,
+    definition: RegisteredJobType,
+  ): SubmitOutcome | null {
+    const problems: { path: string; message: string }[] = [];
+    if (request.delayMs !== undefined && request.runAt !== undefined) {
+      problems.push({ path: 'runAt', message: 'give delayMs or runAt, not both' });
+    }
+    const ttlMs = request.ttlMs ?? this.deps.defaultTtlMs;
+    const startIn =
+      request.runAt !== undefined ? Date.parse(request.runAt) - Date.now() : (request.delayMs ?? 0);
+    if (startIn >= ttlMs) {
+      problems.push({
+        path: request.runAt !== undefined ? 'runAt' : 'delayMs',
+        message: `the task would start after it expires (its ttl is ${ttlMs} ms)`,
+      });
+    }
+    if (request.timeoutMs !== undefined && definition.timeoutMs !== undefined) {
+      if (request.timeoutMs > definition.timeoutMs) {
+        problems.push({
+          path: 'timeoutMs',
+          message: `must not exceed job type "${definition.name}"'s own timeout of ${definition.timeoutMs} ms`,
+        });
+      }
+    }
+    return problems.length > 0 ? invalid(400, 'The request body is invalid', problems) : null;
+  }
+
   private newRecord(
     tenant: string,
     request: CreateJobRequest,
     definition: RegisteredJobType,
   ): TaskRecord {
     const now = Date.now();
+    const runAt =
+      request.runAt !== undefined
+        ? Date.parse(request.runAt)
+        : request.delayMs
+          ? now + request.delayMs
+          : undefined;
+    const later = runAt !== undefined && runAt > now;
     return {
       id: randomUUID(),
       tenant,
       type: request.type,
       status: LIFECYCLE.submit.to,
       // Accepted all the same: the work queues up until a worker of the type starts.
-      statusMessage:
-        definition.workers > 0
+      statusMessage: later
+        ? SCHEDULED
+        : definition.workers > 0
           ? LIFECYCLE.submit.statusMessage
           : `${LIFECYCLE.submit.statusMessage}: waiting for a worker that serves "${definition.name}" (none is running)`,
       createdAt: now,
@@ -183,12 +222,14 @@ export class Submitter {
       inputs: [],
       ...(request.callback ? { callback: request.callback } : {}),
       ...(request.priority ? { priority: request.priority } : {}),
+      ...(later ? { runAt } : {}),
+      ...(request.timeoutMs ? { timeoutMs: request.timeoutMs } : {}),
     };
   }
 
   /** The idempotency key's claim: the task it names and the fingerprint of the body. */
   private claim(tenant: string, id: string, key: string, request: CreateJobRequest): Idempotency {
-    const { type, input, ttlMs, callback, priority } = request;
+    const { type, input, ttlMs, callback, priority, delayMs, runAt, timeoutMs } = request;
     const bodyHash = sha256(
       stableJson({
         type,
@@ -196,6 +237,10 @@ export class Submitter {
         ttlMs: ttlMs ?? null,
         callback: callback ?? null,
         priority: priority ?? null,
+        // Only when given, so the fingerprint of a body without them is what it always was.
+        ...(delayMs !== undefined ? { delayMs } : {}),
+        ...(runAt !== undefined ? { runAt } : {}),
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       }),
     );
     return {
@@ -267,6 +312,9 @@ export class Submitter {
       .catch(() => undefined);
   }
 }
+
+/** A delayed task's `statusMessage` until it starts. */
+export const SCHEDULED = 'scheduled';
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');

@@ -12,6 +12,8 @@ export interface JobTypeDescriptor {
   queue?: string | undefined;
   attempts: number;
   backoffMs: number;
+  /** How long one run may take by default, and at most (ms); unset: no timeout. */
+  timeoutMs?: number | undefined;
   /** The input's JSON Schema (draft 2020-12), generated from the type's zod schema. */
   inputSchema: Record<string, unknown>;
 }
@@ -35,6 +37,7 @@ export function describeJobType(definition: JobTypeDefinition): JobTypeDescripto
     ...(definition.queue ? { queue: definition.queue } : {}),
     attempts: definition.attempts ?? 1,
     backoffMs: definition.backoffMs ?? DEFAULT_BACKOFF_MS,
+    ...(definition.timeoutMs ? { timeoutMs: definition.timeoutMs } : {}),
     inputSchema,
   };
   const version = createHash('sha256').update(stableJson(body)).digest('hex').slice(0, 16);

@@ -168,6 +168,7 @@ function parseVersion(
       ...(typeof v.queue === 'string' && v.queue ? { queue: v.queue } : {}),
       attempts: typeof v.attempts === 'number' ? v.attempts : 1,
       backoffMs: typeof v.backoffMs === 'number' ? v.backoffMs : 1000,
+      ...(typeof v.timeoutMs === 'number' && v.timeoutMs > 0 ? { timeoutMs: v.timeoutMs } : {}),
       inputSchema: v.inputSchema,
       registeredAt: v.registeredAt,
       lastSeenAt: lastSeenAt ?? v.registeredAt,

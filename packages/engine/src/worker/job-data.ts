@@ -6,6 +6,8 @@ export interface TaskJobData {
   input?: Record<string, unknown>;
   /** When the task expires (ms since the epoch). */
   expiresAt?: number;
+  /** The submit's own run timeout (ms), if it gave one. */
+  timeoutMs?: number;
 }
 
 /** What a run needs of its task. */
@@ -18,6 +20,8 @@ export interface RunTask {
   /** Whether `inputs` came from the record (a first run starts without reading it). */
   inputsRead: boolean;
   expiresAt: number;
+  /** The submit's own run timeout (ms), if it gave one; else the job type's applies. */
+  timeoutMs?: number | undefined;
 }
 
 /** How one run of a job ended, for metrics and logs. */

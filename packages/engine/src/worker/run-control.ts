@@ -75,6 +75,14 @@ export class RunRegistry {
   }
 }
 
+/** A run that took longer than its timeout: its signal aborts with this, and the run fails. */
+export class RunTimedOut extends Error {
+  override name = 'RunTimedOut';
+  constructor(readonly timeoutMs: number) {
+    super(`The run took longer than its ${timeoutMs} ms timeout`);
+  }
+}
+
 /** Thrown by `ctx.requestInput` to park a job; the processor turns it into BullMQ's DelayedError. */
 export class InputParked extends Error {
   override name = 'InputParked';

@@ -4,7 +4,7 @@ import type { CompletionBatch } from '../completion-batch.js';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
 import { createJobContext, type ContextRun } from './job-context.js';
 import type { RunOutcome, RunTask } from './job-data.js';
-import { InputParked, RunControl } from './run-control.js';
+import { InputParked, RunControl, RunTimedOut } from './run-control.js';
 
 /** What every run of a worker shares. */
 export interface RunDeps {
@@ -82,7 +82,9 @@ export class TaskRun implements ContextRun {
     try {
       // A handler that throws at once, or rejects, clears the mark first all the same.
       try {
-        result = await definition.handler(parsed.data, ctx);
+        const work = definition.handler(parsed.data, ctx);
+        const timeoutMs = this.task.timeoutMs ?? definition.timeoutMs;
+        result = await (timeoutMs ? this.within(work, timeoutMs) : work);
       } finally {
         this.stopMark();
       }
@@ -134,6 +136,25 @@ export class TaskRun implements ContextRun {
     return null;
   }
 
+  /**
+   * The handler's work, unless it takes longer than `ms`: then its signal aborts and the run ends
+   * as timed out at once, whether or not the handler stops. What it returns later is dropped (the
+   * task has failed or is being retried by then, so nothing could record it anyway).
+   */
+  private within<T>(work: Promise<T> | T, ms: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new RunTimedOut(ms);
+        this.control.abort(error);
+        reject(error);
+      }, ms);
+    });
+    const running = Promise.resolve(work);
+    running.catch(() => undefined); // a rejection after the timeout is nobody's to handle
+    return Promise.race([running, late]).finally(() => clearTimeout(timer));
+  }
+
   stopMark(): boolean {
     const pending = this.mark !== undefined;
     clearTimeout(this.mark);
@@ -166,18 +187,20 @@ export class TaskRun implements ContextRun {
   private async threw(error: unknown): Promise<RunEnd> {
     if (error instanceof InputParked)
       return { outcome: 'input_required', thrown: new DelayedError() };
-    if (this.control.aborted) return { outcome: 'cancelled' };
+    const timedOut = error instanceof RunTimedOut;
+    if (this.control.aborted && !timedOut) return { outcome: 'cancelled' };
     const attempts = this.job.opts.attempts ?? 1;
     const attempt = this.job.attemptsMade + 1;
     const willRetry = !(error instanceof UnrecoverableError) && attempt < attempts;
     const message = error instanceof Error ? error.message : String(error);
     if (willRetry) {
-      await this.store.transition(this.task.id, 'retry', {
-        statusMessage: `attempt ${attempt} failed; retrying`,
+      const outcome = await this.store.transition(this.task.id, 'retry', {
+        statusMessage: `attempt ${attempt} ${timedOut ? 'timed out' : 'failed'}; retrying`,
       });
+      this.stopIfGone(outcome);
       return { outcome: 'retrying', thrown: error instanceof Error ? error : new Error(message) };
     }
-    await this.fail(message);
+    await this.fail(message, timedOut ? 'timeout' : undefined);
     return { outcome: 'failed', thrown: new UnrecoverableError(message) };
   }
 

@@ -189,7 +189,15 @@ export class TaskWorker {
     if (fast) {
       const expiresAt = data.expiresAt!;
       return expiresAt > now
-        ? { id, type: job.name, input: data.input!, inputs: [], inputsRead: false, expiresAt }
+        ? {
+            id,
+            type: job.name,
+            input: data.input!,
+            inputs: [],
+            inputsRead: false,
+            expiresAt,
+            timeoutMs: data.timeoutMs,
+          }
         : null;
     }
     const record = await this.store.start(id, { awaitingInput: false, started: true });
@@ -201,6 +209,7 @@ export class TaskWorker {
         inputs: record.inputs,
         inputsRead: true,
         expiresAt: record.createdAt + record.ttlMs,
+        timeoutMs: record.timeoutMs,
       }
     );
   }
