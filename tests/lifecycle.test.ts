@@ -103,6 +103,8 @@ describe('cancel', () => {
     await new Promise((r) => setTimeout(r, 1200));
     const after = await api.http('GET', `/v1/jobs/${id}`);
     expect(after.body.status).toBe('cancelled');
+    // The cancel answered the handle as stored (times, progress), not one made up beside it.
+    expect(after.body).toEqual(res.body);
     expect((await api.http('GET', `/v1/jobs/${id}/result`)).body.status).toBe('cancelled');
     expect((await api.http('POST', `/v1/jobs/${id}/cancel`)).status).toBe(409);
   });

@@ -199,14 +199,15 @@ export class TaskEngine {
       this.store.transition(id, 'cancel', { cancelRequested: true, error }),
     );
     if (!done.ok) return done.reason === 'missing' ? notFound : conflict('terminal', done.current);
-    await this.redis(async () => {
+    const stored = await this.redis(async () => {
       await this.jobs.removeJob(id, view.type);
       await this.jobs.broadcastCancel(id);
+      // The handle as the cancel wrote it (its time, the progress it kept), not one made up here.
+      return this.store.peek(id);
     });
-    const cancelled = { ...view, status: 'cancelled' as const, error, updatedAt: Date.now() };
     return {
       kind: 'cancelled',
-      task: this.handle({ ...cancelled, statusMessage: 'cancelled by request' }),
+      task: this.handle(stored ?? { ...view, status: 'cancelled', error }),
     };
   }
 
