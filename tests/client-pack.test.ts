@@ -132,6 +132,15 @@ export async function compileOnly(): Promise<void> {
 }
 `;
 
+/** A consumer in a browser project: only the client, no Node types. */
+const BROWSER = `import { createClient, isTerminal } from '@longrun/client';
+const lr = createClient({ baseUrl: location.origin, apiKey: 'key-from-your-login-flow' });
+export async function run(): Promise<boolean> {
+  const { taskId } = await lr.submit('echo', { from: 'a browser' });
+  return isTerminal((await lr.wait(taskId)).status);
+}
+`;
+
 /** A wrong input without the directive: must be exactly one compile error, on its line. */
 const WRONG = `import { createClient } from '@longrun/client';
 import type { LongrunJobTypes } from './src/longrun-types.js';
@@ -201,6 +210,12 @@ beforeAll(async () => {
   writeFileSync(
     join(app, 'tsconfig.wrong.json'),
     tsconfig({ files: ['wrong.ts'] }, { noEmit: true }),
+  );
+  // A browser project: the DOM lib, no Node types at all.
+  writeFileSync(join(app, 'browser.ts'), BROWSER);
+  writeFileSync(
+    join(app, 'tsconfig.browser.json'),
+    tsconfig({ files: ['browser.ts'] }, { noEmit: true, types: [], lib: ['ES2022', 'DOM'] }),
   );
 }, 300_000);
 
@@ -273,6 +288,15 @@ describe('@longrun/client installed from its tarball', { timeout: 120_000 }, () 
     const errors = wrong.output.split('\n').filter((l) => /error TS\d+/.test(l));
     expect(errors, wrong.output).toHaveLength(1);
     expect(errors[0]).toMatch(/^wrong\.ts\(5,\d+\): error TS2322: .*'string'.*'number'/);
+  });
+
+  it('compiles in a browser project without Node types (the declarations need none)', async () => {
+    const browser = await outcome(
+      TSC,
+      ['--strict', '--pretty', 'false', '-p', 'tsconfig.browser.json'],
+      app,
+    );
+    expect(browser.code, browser.output).toBe(0);
   });
 
   it('runs with node against a real API: submit, wait, answer, cancel, errors', async () => {

@@ -78,7 +78,10 @@ export function clusterPrefixIssue(env: {
  * bad variable. Empty strings count as unset.
  * @example parseEnv(z.object({ PORT: z.coerce.number() }), process.env)
  */
-export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  env: Readonly<Record<string, string | undefined>>,
+): z.output<S> {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
   const parsed = schema.safeParse(cleaned);
   if (!parsed.success) {
