@@ -2,7 +2,9 @@
 // unset and nothing listens on 127.0.0.1:6379; its data goes under LONGRUN_DATA_DIR, default
 // .data/), then run the API and one worker until Ctrl-C.
 import { spawn, spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
 import { findRedisServer, ping, startRedis } from './redis.mjs';
 
 const root = resolve(import.meta.dirname, '..');
@@ -36,6 +38,22 @@ if (!env.REDIS_URL) {
     say(`started redis-server on 127.0.0.1:6379 (AOF on, data in ${dir})`);
   }
   env.REDIS_URL = 'redis://127.0.0.1:6379';
+}
+
+// Without LONGRUN_API_KEYS: one development key, made once and kept beside the data, so an
+// exported key still works after a restart (the API's own dev key would change every start).
+if (!env.LONGRUN_API_KEYS) {
+  const dir = resolve(root, process.env.LONGRUN_DATA_DIR ?? '.data');
+  const file = resolve(dir, 'dev-api-key');
+  let key = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+  if (!/^dev-[A-Za-z0-9_-]{16,}$/.test(key)) {
+    key = `dev-${randomBytes(18).toString('base64url')}`;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  }
+  env.LONGRUN_API_KEYS = `dev:${key}`;
+  console.error(`\n  longrun dev API key (tenant "dev"): ${key}`);
+  console.error(`  (kept in ${relative(process.cwd(), file) || file}; delete it for a new one)\n`);
 }
 
 const children = [

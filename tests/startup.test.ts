@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { httpClient } from './helpers/http.js';
@@ -19,6 +20,24 @@ describe('process start-up', () => {
     const { code, output } = await runApp('worker', { LONGRUN_WORKER_CONCURRENCY: 'lots' });
     expect(code).toBe(1);
     expect(output).toMatch(/Invalid configuration:\n\s+LONGRUN_WORKER_CONCURRENCY/);
+  });
+
+  it('a worker whose metrics port is taken says so and how to pick another', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    try {
+      const { code, output } = await runApp('worker', {
+        REDIS_URL: inject('redisUrl'),
+        LONGRUN_PREFIX: uniquePrefix(),
+        LONGRUN_METRICS_HOST: '127.0.0.1',
+        LONGRUN_METRICS_PORT: String((taken.address() as AddressInfo).port),
+      });
+      expect(code).toBe(1);
+      expect(output).toMatch(/metrics port 127\.0\.0\.1:\d+ is taken .*LONGRUN_METRICS_PORT/);
+      expect(output).not.toMatch(/at .*\.js:\d+/); // a message, not a stack trace
+    } finally {
+      taken.close();
+    }
   });
 
   it('without keys outside production the API makes a dev key, prints it, and it works', async () => {

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobCatalog } from '@longrun/core';
+import { ConfigError, type JobCatalog } from '@longrun/core';
 import {
   createLogger,
   coalesceWrites,
@@ -165,10 +165,16 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
       if (state !== 'new') throw new Error('this worker was started already');
       state = 'started';
       if (opts.metrics) {
-        ({ server, port: metricsPort } = await metrics.listen(
-          opts.metrics.port,
-          opts.metrics.host ?? '0.0.0.0',
-        ));
+        const { port, host = '0.0.0.0' } = opts.metrics;
+        try {
+          ({ server, port: metricsPort } = await metrics.listen(port, host));
+        } catch (error) {
+          state = 'new';
+          if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+          throw new ConfigError(
+            `The metrics port ${host}:${port} is taken (another worker on this host?): set LONGRUN_METRICS_PORT to a free port, or 0 for any`,
+          );
+        }
       }
       await applyTypeConcurrency(connection, prefix, catalog, opts.typeConcurrency ?? {});
       await worker.start();

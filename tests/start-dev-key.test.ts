@@ -1,0 +1,64 @@
+// `npm start` without LONGRUN_API_KEYS: one development key, kept under the data dir, the same on
+// every start (a newcomer's exported key keeps working after a restart).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, expect, inject, it } from 'vitest';
+import { uniquePrefix } from './helpers/service.js';
+
+const root = resolve(import.meta.dirname, '..');
+const dir = mkdtempSync(join(tmpdir(), 'longrun-devkey-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs `npm start`'s script until the API is ready; its key and port, then stops it (SIGINT). */
+async function startOnce(): Promise<{ key: string; status: number }> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    REDIS_URL: inject('redisUrl'),
+    LONGRUN_PREFIX: uniquePrefix(),
+    LONGRUN_DATA_DIR: dir,
+    LONGRUN_SKIP_BUILD: '1',
+    LONGRUN_METRICS_PORT: '0',
+    PORT: '0',
+    HOST: '127.0.0.1',
+  };
+  delete env.LONGRUN_API_KEYS;
+  const child = spawn(process.execPath, ['scripts/start.mjs'], { cwd: root, env });
+  const lines: string[] = [];
+  for (const s of [child.stdout, child.stderr]) {
+    createInterface({ input: s }).on('line', (l) => lines.push(l));
+  }
+  const exited = new Promise((r) => child.once('exit', r));
+  try {
+    const ready = await new Promise<Record<string, unknown>>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(lines.join('\n'))), 20_000);
+      const check = setInterval(() => {
+        const line = lines.find((l) => l.includes('"msg":"api ready"'));
+        if (!line) return;
+        clearInterval(check);
+        clearTimeout(timer);
+        ok(JSON.parse(line) as Record<string, unknown>);
+      }, 50);
+    });
+    const key = /longrun dev API key \(tenant "dev"\): (\S+)/.exec(lines.join('\n'))?.[1] ?? '';
+    const res = await fetch(`http://127.0.0.1:${String(ready.port)}/v1/jobs`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    return { key, status: res.status };
+  } finally {
+    child.kill('SIGINT');
+    await exited;
+  }
+}
+
+it('makes one dev key, keeps it (mode 0600) and serves it on every start', async () => {
+  const first = await startOnce();
+  expect(first.key).toMatch(/^dev-[A-Za-z0-9_-]{20,}$/);
+  expect(first.status).toBe(200);
+  expect(statSync(join(dir, 'dev-api-key')).mode & 0o777).toBe(0o600);
+  const second = await startOnce();
+  expect(second.key).toBe(first.key);
+  expect(second.status).toBe(200);
+}, 60_000);
