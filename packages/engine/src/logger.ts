@@ -1,5 +1,12 @@
+import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { prettyFactory } from 'pino-pretty';
+import type { PrettyOptions } from 'pino-pretty';
+
+/** pino-pretty, loaded only when a terminal asks for it (never in production). */
+const prettyFactory = (options: PrettyOptions): ((line: string) => string) =>
+  (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty')).prettyFactory(
+    options,
+  );
 
 /** `auto`: readable lines on a terminal outside production, JSON otherwise. */
 export type LogFormat = 'auto' | 'json' | 'pretty';
