@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   API_KEYS,
   KEY_A,
+  registerTypes,
   startInProcessApi,
   startWorker,
   uniquePrefix,
@@ -165,6 +166,8 @@ describe('Redis is slow under load', () => {
     });
     const admin = adminRedis(cleanups, redis.url);
     const prefix = uniquePrefix();
+    // No worker runs here: the job types are registered as one would have (decision 25).
+    await registerTypes(admin, prefix);
     const api = await startApiProcess(cleanups, {
       REDIS_URL: redis.url,
       LONGRUN_PREFIX: prefix,

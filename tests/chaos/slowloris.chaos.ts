@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { API_KEYS, KEY_A, uniquePrefix } from '../helpers/service.js';
+import { API_KEYS, KEY_A, registerTypes, uniquePrefix } from '../helpers/service.js';
 import {
   Cleanups,
   closeBooks,
@@ -37,6 +37,8 @@ describe('slow clients', () => {
     const prefix = uniquePrefix();
     const redis = new Redis(inject('redisUrl'));
     cleanups.add(() => redis.quit());
+    // No worker runs here: the job types are registered as one would have (decision 25).
+    await registerTypes(redis, prefix);
     const api = await startApiProcess(cleanups, {
       REDIS_URL: inject('redisUrl'),
       LONGRUN_PREFIX: prefix,
