@@ -53,6 +53,10 @@ const jobTypeSchema = z.object({
     .describe(
       "How long one run may take by default, and at most (a submit's timeoutMs may ask for less)",
     ),
+  rateLimit: z
+    .object({ max: z.number().int(), durationMs: z.number().int() })
+    .optional()
+    .describe('At most `max` runs start per `durationMs`, across every worker'),
   inputSchema: z.record(z.string(), z.unknown()).describe('JSON Schema (draft 2020-12)'),
   workers: z.number().int().describe('Live workers serving the validating version'),
   registeredAt: z.iso.datetime(),

@@ -26,6 +26,8 @@ export const jobTypeInfoSchema = z.looseObject({
   backoffMs: z.int(),
   /** How long one run may take by default, and at most; absent: no timeout. */
   timeoutMs: z.int().optional(),
+  /** At most `max` runs start per `durationMs`, across every worker; absent: no limit. */
+  rateLimit: z.object({ max: z.int(), durationMs: z.int() }).optional(),
   /** JSON Schema (draft 2020-12) of the input, as the API checks it. */
   inputSchema: z.record(z.string(), z.unknown()),
   /** Live workers serving `version`; 0 means its tasks wait until one starts. */

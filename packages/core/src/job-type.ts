@@ -37,6 +37,11 @@ export interface JobTypeDefinition<S extends z.ZodType = z.ZodType, R = unknown>
    * less, not more. Default: no timeout.
    */
   timeoutMs?: number;
+  /**
+   * At most `max` runs start per `durationMs`, across every worker (BullMQ's limiter on the type's
+   * queue, so the type needs a `queue` of its own). Tasks over it wait, `working`.
+   */
+  rateLimit?: { max: number; durationMs: number };
   handler(input: z.output<S>, ctx: JobContext): Promise<R> | R;
 }
 

@@ -110,6 +110,35 @@ export function checkOptions(opts: WorkerOptions): JobCatalog {
       throw new ConfigError(`createWorker: duplicate job type ${job.name}`);
     catalog.set(job.name, job);
   }
+  const limited = new Map<string, string>(); // queue -> the rate-limited type on it
+  for (const job of catalog.values()) {
+    const limit = job.rateLimit;
+    if (!limit) continue;
+    if (!job.queue) {
+      throw new ConfigError(
+        `createWorker: ${job.name} has a rateLimit: give it a queue of its own (BullMQ limits a whole queue)`,
+      );
+    }
+    if (
+      !Number.isInteger(limit.max) ||
+      limit.max < 1 ||
+      !Number.isInteger(limit.durationMs) ||
+      limit.durationMs < 1
+    ) {
+      throw new ConfigError(
+        `createWorker: ${job.name}.rateLimit needs integers max >= 1 and durationMs >= 1`,
+      );
+    }
+    limited.set(job.queue, job.name);
+  }
+  for (const job of catalog.values()) {
+    const other = job.queue ? limited.get(job.queue) : undefined;
+    if (other && other !== job.name) {
+      throw new ConfigError(
+        `createWorker: ${job.name} shares queue "${job.queue}" with rate-limited ${other}: give one of them a queue of its own`,
+      );
+    }
+  }
   for (const type of opts.types ?? []) {
     if (!catalog.has(type))
       throw new ConfigError(`createWorker: types names unknown job type ${type}`);

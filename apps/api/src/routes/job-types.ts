@@ -12,6 +12,7 @@ export function jobTypeView(type: RegisteredJobType) {
     attempts: type.attempts,
     backoffMs: type.backoffMs,
     ...(type.timeoutMs !== undefined ? { timeoutMs: type.timeoutMs } : {}),
+    ...(type.rateLimit ? { rateLimit: type.rateLimit } : {}),
     inputSchema: type.inputSchema,
     workers: type.workers,
     registeredAt: iso(type.registeredAt),

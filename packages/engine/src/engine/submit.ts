@@ -208,11 +208,7 @@ export class Submitter {
       type: request.type,
       status: LIFECYCLE.submit.to,
       // Accepted all the same: the work queues up until a worker of the type starts.
-      statusMessage: later
-        ? SCHEDULED
-        : definition.workers > 0
-          ? LIFECYCLE.submit.statusMessage
-          : `${LIFECYCLE.submit.statusMessage}: waiting for a worker that serves "${definition.name}" (none is running)`,
+      statusMessage: later ? SCHEDULED : queuedMessage(definition),
       createdAt: now,
       updatedAt: now,
       ttlMs: request.ttlMs ?? this.deps.defaultTtlMs,
@@ -311,6 +307,18 @@ export class Submitter {
       )
       .catch(() => undefined);
   }
+}
+
+/** A new task's `statusMessage`: queued, and what it may wait for besides its turn. */
+function queuedMessage(definition: RegisteredJobType): string {
+  const queued = LIFECYCLE.submit.statusMessage;
+  if (definition.workers === 0) {
+    return `${queued}: waiting for a worker that serves "${definition.name}" (none is running)`;
+  }
+  const limit = definition.rateLimit;
+  return limit
+    ? `${queued}, rate-limited: at most ${limit.max} per ${limit.durationMs} ms start`
+    : queued;
 }
 
 /** A delayed task's `statusMessage` until it starts. */

@@ -14,6 +14,8 @@ export interface JobTypeDescriptor {
   backoffMs: number;
   /** How long one run may take by default, and at most (ms); unset: no timeout. */
   timeoutMs?: number | undefined;
+  /** At most `max` runs start per `durationMs` across the fleet; unset: no limit. */
+  rateLimit?: { max: number; durationMs: number } | undefined;
   /** The input's JSON Schema (draft 2020-12), generated from the type's zod schema. */
   inputSchema: Record<string, unknown>;
 }
@@ -38,6 +40,11 @@ export function describeJobType(definition: JobTypeDefinition): JobTypeDescripto
     attempts: definition.attempts ?? 1,
     backoffMs: definition.backoffMs ?? DEFAULT_BACKOFF_MS,
     ...(definition.timeoutMs ? { timeoutMs: definition.timeoutMs } : {}),
+    ...(definition.rateLimit
+      ? {
+          rateLimit: { max: definition.rateLimit.max, durationMs: definition.rateLimit.durationMs },
+        }
+      : {}),
     inputSchema,
   };
   const version = createHash('sha256').update(stableJson(body)).digest('hex').slice(0, 16);

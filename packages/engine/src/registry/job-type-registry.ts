@@ -169,6 +169,9 @@ function parseVersion(
       attempts: typeof v.attempts === 'number' ? v.attempts : 1,
       backoffMs: typeof v.backoffMs === 'number' ? v.backoffMs : 1000,
       ...(typeof v.timeoutMs === 'number' && v.timeoutMs > 0 ? { timeoutMs: v.timeoutMs } : {}),
+      ...(typeof v.rateLimit?.max === 'number' && typeof v.rateLimit.durationMs === 'number'
+        ? { rateLimit: { max: v.rateLimit.max, durationMs: v.rateLimit.durationMs } }
+        : {}),
       inputSchema: v.inputSchema,
       registeredAt: v.registeredAt,
       lastSeenAt: lastSeenAt ?? v.registeredAt,

@@ -81,7 +81,14 @@ export class TaskWorker {
       if (!opts.catalog.has(type)) throw new Error(`Unknown job type in worker types: ${type}`);
     }
     const queueNames = new Set(types.map((t) => queueNameFor(opts.catalog.get(t) ?? {})));
+    // A rate-limited type has a queue of its own (checked by createWorker): its limiter is the queue's.
+    const limiters = new Map(
+      [...opts.catalog.values()]
+        .filter((d) => d.rateLimit)
+        .map((d) => [queueNameFor(d), d.rateLimit!] as const),
+    );
     this.workers = [...queueNames].map((name) => {
+      const limit = limiters.get(name);
       const worker = new Worker(name, processor, {
         connection: opts.connection,
         prefix: opts.prefix,
@@ -89,6 +96,7 @@ export class TaskWorker {
         ...(opts.lockDurationMs ? { lockDuration: opts.lockDurationMs } : {}),
         ...(opts.stalledIntervalMs ? { stalledInterval: opts.stalledIntervalMs } : {}),
         maxStalledCount: opts.maxStalledCount ?? 3,
+        ...(limit ? { limiter: { max: limit.max, duration: limit.durationMs } } : {}),
         autorun: false,
       });
       worker.on('error', (err) => opts.logger.warn({ err, queue: name }, 'worker error'));

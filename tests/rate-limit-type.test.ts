@@ -1,0 +1,97 @@
+// A job type that calls a rate-limited service declares `rateLimit: {max, durationMs}`: BullMQ's
+// limiter on the type's queue, shared by every worker (issue 16).
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { createWorker, defineJobType, type LongrunWorker } from '@longrun/worker';
+import { waitFor } from './helpers/http.js';
+import { startInProcessApi, type InProcessApi } from './helpers/service.js';
+
+const MAX = 2;
+const WINDOW_MS = 1000;
+const TASKS = 8;
+
+let api: InProcessApi;
+const workers: LongrunWorker[] = [];
+const redis = new Redis(inject('redisUrl'));
+const startsKey = () => `${api.prefix}:test:starts`;
+
+const callApiJob = defineJobType({
+  name: 'call-api',
+  input: z.object({ n: z.int() }),
+  queue: 'partner-api',
+  rateLimit: { max: MAX, durationMs: WINDOW_MS },
+  handler: async ({ n }) => {
+    await redis.rpush(startsKey(), String(Date.now()));
+    return { n };
+  },
+});
+
+beforeAll(async () => {
+  api = await startInProcessApi({ register: false });
+  // Two workers, each free to run 8 at once: only the shared limiter holds them back.
+  for (let i = 0; i < 2; i++) {
+    const w = createWorker({
+      redisUrl: inject('redisUrl'),
+      prefix: api.prefix,
+      jobs: [callApiJob],
+      concurrency: 8,
+      logger: pino({ level: 'silent' }),
+      webhooks: false,
+      reconcile: false,
+    });
+    await w.start();
+    workers.push(w);
+  }
+});
+afterAll(async () => {
+  for (const w of workers) await w.close();
+  await api?.close();
+  redis.disconnect();
+});
+
+it('runs no more than max per window across two workers, and says so on the handle', async () => {
+  const ids: string[] = [];
+  for (let n = 0; n < TASKS; n++) {
+    const res = await waitFor(
+      async () => {
+        const r = await api.http('POST', '/v1/jobs', { body: { type: 'call-api', input: { n } } });
+        return r.status === 202 ? r : undefined;
+      },
+      { what: 'a call-api task accepted' },
+    );
+    ids.push(res.body.taskId as string);
+    expect(res.body.statusMessage).toMatch(/rate-limited: at most 2 per 1000 ms/);
+  }
+  for (const id of ids) {
+    await waitFor(
+      async () =>
+        (await api.http('GET', `/v1/jobs/${id}`)).body.status === 'completed' ? true : undefined,
+      { what: `task ${id} completed`, timeoutMs: 20_000 },
+    );
+  }
+  const starts = (await redis.lrange(startsKey(), 0, -1)).map(Number).sort((a, b) => a - b);
+  expect(starts).toHaveLength(TASKS);
+  // In any window of WINDOW_MS, at most MAX starts (a little slack for the two hosts' clocks: one).
+  for (let i = 0; i + MAX < starts.length; i++) {
+    expect(starts[i + MAX]! - starts[i]!, starts.join(',')).toBeGreaterThanOrEqual(WINDOW_MS - 50);
+  }
+  // The type's limit is listed with it.
+  const types = (await api.http('GET', '/v1/job-types')).body.jobTypes as Record<string, unknown>[];
+  expect(types.find((t) => t.name === 'call-api')).toMatchObject({
+    rateLimit: { max: MAX, durationMs: WINDOW_MS },
+  });
+});
+
+it('refuses a rate limit on a type without a queue of its own', () => {
+  const shared = defineJobType({
+    name: 'shared',
+    input: z.object({}),
+    rateLimit: { max: 1, durationMs: 1000 },
+    handler: () => null,
+  });
+  expect(() => createWorker({ redisUrl: inject('redisUrl'), jobs: [shared] })).toThrow(
+    /rateLimit.*queue of its own/,
+  );
+});
