@@ -99,6 +99,18 @@ export function buildOpenApiDocument({ maxTtlMs, jobTypes: registered }: OpenApi
     CreateJobRequest: createJobRequestSchema(maxTtlMs),
     Callback: callbackSchema,
     InputResponseRequest: inputResponseRequestSchema,
+    BatchSubmitRequest: z.strictObject({
+      tasks: z
+        .array(
+          createJobRequestSchema(maxTtlMs).extend({
+            idempotencyKey: idempotencyKeySchema
+              .optional()
+              .describe("This item's Idempotency-Key, as on a single submit"),
+          }),
+        )
+        .min(1)
+        .max(100),
+    }),
   });
   const schemas = {
     // Requests are described as the client writes them (defaults make fields optional) ...
@@ -116,6 +128,21 @@ export function buildOpenApiDocument({ maxTtlMs, jobTypes: registered }: OpenApi
       Health: healthSchema,
       Readiness: readySchema,
       JobTypeList: jobTypeListSchema,
+      BatchSubmitResult: z.object({
+        results: z
+          .array(
+            z.object({
+              status: z.number().int().describe('What `POST /v1/jobs` would have answered'),
+              replayed: z
+                .literal(true)
+                .optional()
+                .describe('The earlier task of this idempotencyKey'),
+              task: taskHandleSchema.optional().describe('The handle, when status is 202'),
+              problem: problemSchema.optional().describe('Why this item created nothing'),
+            }),
+          )
+          .describe("One entry per submitted item, in the items' order"),
+      }),
     }),
     ...Object.fromEntries(registered.flatMap((job) => jobInputSchemas(job))),
   };
@@ -215,6 +242,43 @@ function paths(jobTypes: string): Json {
             content: { 'application/json': { schema: ref('schemas', 'JobTypeList') } },
           },
           ...common,
+        },
+      },
+    },
+    '/v1/jobs/batch': {
+      post: {
+        operationId: 'submitJobs',
+        tags: ['tasks'],
+        summary: 'Submit up to 100 tasks in one request',
+        description: [
+          'Each item is validated and created on its own, exactly as by `POST /v1/jobs` (an item',
+          "may carry its own `idempotencyKey`); one item's refusal does not stop the others. The",
+          "answer is `207` with each item's status and its handle or problem, in order. A bad",
+          'envelope (no `tasks`, none, more than 100) is one `400` and creates nothing. The whole',
+          'request counts once against the rate limit.',
+        ].join(' '),
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: ref('schemas', 'BatchSubmitRequest'),
+              example: {
+                tasks: [
+                  { type: 'sleep', input: { ms: 2000 } },
+                  { type: 'echo', input: { n: 1 }, idempotencyKey: 'import-2026-12-02-row-1' },
+                ],
+              },
+            },
+          },
+        },
+        responses: {
+          '207': {
+            description: "Each item's outcome, in order",
+            content: { 'application/json': { schema: ref('schemas', 'BatchSubmitResult') } },
+          },
+          '400': ref('responses', 'BadRequest'),
+          ...common,
+          ...body,
         },
       },
     },

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import {
+  problemSchema,
   taskHandleSchema,
   taskListSchema,
   taskResultSchema,
@@ -60,6 +62,25 @@ export interface ListOptions extends RequestOptions {
   cursor?: string;
 }
 
+/** One task of {@link LongrunClient.submitBatch}: its type and input, and a submit's options. */
+export type BatchSubmitItem<C extends JobTypeMap = JobTypeMap> = {
+  [T in JobTypeName<C>]: { type: T; input: JobInput<C, T> } & Omit<SubmitOptions, 'signal'>;
+}[JobTypeName<C>];
+
+const batchResultSchema = z.object({
+  results: z.array(
+    z.looseObject({
+      status: z.int(),
+      replayed: z.boolean().optional(),
+      task: taskHandleSchema.optional(),
+      problem: problemSchema.optional(),
+    }),
+  ),
+});
+
+/** One item's outcome: `status` 202 and its `task`, or another status and its `problem`. */
+export type BatchSubmitResult = z.infer<typeof batchResultSchema>['results'][number];
+
 /** A client for one longrun API and one key. Create it with {@link createClient}. */
 export interface LongrunClient<C extends JobTypeMap = JobTypeMap> {
   /**
@@ -72,6 +93,12 @@ export interface LongrunClient<C extends JobTypeMap = JobTypeMap> {
     input: JobInput<C, T>,
     options?: SubmitOptions,
   ): Promise<TaskHandle>;
+  /**
+   * Submits up to 100 tasks in one request; each is created (or refused) on its own, and the
+   * outcomes come back in order. Each item gets an idempotency key (a random one unless given),
+   * so a retried request creates nothing twice.
+   */
+  submitBatch(items: BatchSubmitItem<C>[], options?: RequestOptions): Promise<BatchSubmitResult[]>;
   /** The task's current handle. */
   get(id: string, options?: RequestOptions): Promise<TaskHandle>;
   /**
@@ -120,25 +147,32 @@ export function createClient<C extends JobTypeMap = JobTypeMap>(
 
   return {
     async submit(type, input, opts = {}) {
-      const body: Record<string, unknown> = { type, input };
-      if (opts.ttlMs !== undefined) body.ttlMs = opts.ttlMs;
-      if (opts.callback !== undefined) body.callback = opts.callback;
-      if (opts.priority !== undefined) body.priority = opts.priority;
-      if (opts.delayMs !== undefined) body.delayMs = opts.delayMs;
-      if (opts.runAt !== undefined) {
-        body.runAt = opts.runAt instanceof Date ? opts.runAt.toISOString() : opts.runAt;
-      }
-      if (opts.timeoutMs !== undefined) body.timeoutMs = opts.timeoutMs;
       const reply = await transport.request({
         method: 'POST',
         path: 'v1/jobs',
-        body,
+        body: submitBody(type, input, opts),
         headers: { 'idempotency-key': opts.idempotencyKey ?? randomUUID() },
         signal: opts.signal,
         retry: true, // safe: every attempt carries the same Idempotency-Key
         schema: taskHandleSchema,
       });
       return reply.data;
+    },
+
+    async submitBatch(items, opts = {}) {
+      const tasks = items.map(({ type, input, ...options }) => ({
+        ...submitBody(type, input, options),
+        idempotencyKey: options.idempotencyKey ?? randomUUID(),
+      }));
+      const reply = await transport.request({
+        method: 'POST',
+        path: 'v1/jobs/batch',
+        body: { tasks },
+        signal: opts.signal,
+        retry: true, // safe: every item carries its own idempotency key
+        schema: batchResultSchema,
+      });
+      return reply.data.results;
     },
 
     async get(id, opts = {}) {
@@ -229,4 +263,22 @@ export function createClient<C extends JobTypeMap = JobTypeMap>(
       return reply.data.jobTypes;
     },
   };
+}
+
+/** A submit's body: the type, the input and the options the API reads. */
+function submitBody(
+  type: string,
+  input: unknown,
+  opts: Omit<SubmitOptions, 'idempotencyKey' | 'signal'> & { idempotencyKey?: string },
+): Record<string, unknown> {
+  const body: Record<string, unknown> = { type, input };
+  if (opts.ttlMs !== undefined) body.ttlMs = opts.ttlMs;
+  if (opts.callback !== undefined) body.callback = opts.callback;
+  if (opts.priority !== undefined) body.priority = opts.priority;
+  if (opts.delayMs !== undefined) body.delayMs = opts.delayMs;
+  if (opts.runAt !== undefined) {
+    body.runAt = opts.runAt instanceof Date ? opts.runAt.toISOString() : opts.runAt;
+  }
+  if (opts.timeoutMs !== undefined) body.timeoutMs = opts.timeoutMs;
+  return body;
 }

@@ -7,6 +7,8 @@
  */
 export {
   createClient,
+  type BatchSubmitItem,
+  type BatchSubmitResult,
   type ClientOptions,
   type ListOptions,
   type LongrunClient,

@@ -11,6 +11,7 @@ export * from './worker/job-data.js';
 export * from './worker/task-worker.js';
 export * from './engine/outcomes.js';
 export * from './engine/task-engine.js';
+export * from './engine/batch.js';
 export * from './engine/watch.js';
 export * from './engine/answer-validator.js';
 export * from './tenant-limiter.js';

@@ -14,7 +14,7 @@ import {
   resultQuerySchema,
   type TaskHandle,
 } from '@longrun/core';
-import type { TaskEngine } from '@longrun/engine';
+import type { BatchItemOutcome, TaskEngine } from '@longrun/engine';
 import { jsonBody } from '../http/json-body.js';
 import { failure, invalidProblem, submitProblem } from '../http/outcomes.js';
 import { serveEvents } from '../http/sse.js';
@@ -74,6 +74,15 @@ export function addJobRoutes(
       .setHeader('Retry-After', String(retryAfter()));
     if (outcome.kind === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
     res.json(outcome.task);
+  });
+
+  // Up to 100 submits in one request: each item answered on its own, in order (207).
+  router.post(`${JOBS_PATH}/batch`, ...before, jsonBody(), async (req, res) => {
+    const outcome = await engine.submitBatch(tenantOf(res), req.body, {
+      requestId: res.locals.requestId as string,
+    });
+    if (outcome.kind === 'invalid') throw invalidProblem(outcome);
+    res.status(207).json({ results: outcome.results.map((r) => batchItem(r, retryAfter())) });
   });
 
   router.get(COLLECTION, ...before, async (req, res) => {
@@ -160,6 +169,24 @@ export function addJobRoutes(
   // Any other path or method under /v1/jobs: authenticated (and limited) all the same, then the
   // app's 404. Only requests no route above answered get here.
   router.use(JOBS_PATH, ...before);
+}
+
+/** One batch item's answer: what `POST /v1/jobs` would have answered, as a status and a body. */
+function batchItem(outcome: BatchItemOutcome, retryAfter: number): Record<string, unknown> {
+  if (outcome.kind === 'created') return { status: 202, task: outcome.task };
+  if (outcome.kind === 'replayed') return { status: 202, replayed: true, task: outcome.task };
+  const problem =
+    outcome.kind === 'unavailable'
+      ? new Problem({
+          status: 503,
+          title: 'Service Unavailable',
+          detail:
+            'The task store (Redis) did not answer for this task; retry it with the same idempotencyKey',
+          code: 'store-unavailable',
+          retryAfter: 2,
+        })
+      : submitProblem(outcome, retryAfter);
+  return { status: problem.status, problem: problem.toJSON() };
 }
 
 function idempotencyKey(req: Request): string | undefined {

@@ -21,6 +21,7 @@ import type { TaskEvents } from '../task-events.js';
 import type { TaskWorkerLogger } from '../worker/job-data.js';
 import type { WebhookTargetPolicy } from '../webhook-target.js';
 import { InputValidator } from './answer-validator.js';
+import { submitBatch, type BatchOutcome } from './batch.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import {
   conflict,
@@ -141,6 +142,11 @@ export class TaskEngine {
   /** Validates, stores and enqueues a task (see `SubmitOutcome` for what can stop it). */
   submit(tenant: string, body: unknown, opts?: SubmitOptions): Promise<SubmitOutcome> {
     return this.submitter.submit(tenant, body, opts);
+  }
+
+  /** Submits up to 100 tasks, each on its own (see `submitBatch`); their outcomes in order. */
+  submitBatch(tenant: string, body: unknown, opts?: { requestId?: string }): Promise<BatchOutcome> {
+    return submitBatch(this.submitter, tenant, body, opts);
   }
 
   /** The task's handle: one `HMGET` of what a handle shows, never the input or answers. */
