@@ -134,3 +134,25 @@ describe('client.submitBatch', () => {
     expect(again[0]!.task?.taskId).toBe(results[0]!.task?.taskId);
   });
 });
+
+describe('GET /v1/jobs?type=', () => {
+  it('lists only the tasks of that type, with status and pagination as before', async () => {
+    const res = await batch([
+      { type: 'sleep', input: { ms: 60_000 } },
+      { type: 'sleep', input: { ms: 60_000 } },
+      { type: 'sleep', input: { ms: 60_000 } },
+    ]);
+    const sleeps = new Set((res.body.results as Item[]).map((r) => r.task!.taskId));
+    const first = (await api.http('GET', '/v1/jobs?type=sleep&limit=2')).body;
+    expect(first.tasks).toHaveLength(2);
+    const second = (await api.http('GET', `/v1/jobs?type=sleep&limit=2&cursor=${first.nextCursor}`))
+      .body;
+    const listed = [...first.tasks, ...second.tasks] as { taskId: string; type: string }[];
+    expect(listed.every((t) => t.type === 'sleep')).toBe(true);
+    expect(new Set(listed.map((t) => t.taskId))).toEqual(sleeps);
+    const working = (await api.http('GET', '/v1/jobs?type=sleep&status=completed')).body.tasks;
+    expect(working).toEqual([]);
+    expect((await api.http('GET', '/v1/jobs?type=')).status).toBe(400);
+    for (const id of sleeps) await api.http('POST', `/v1/jobs/${id}/cancel`);
+  });
+});

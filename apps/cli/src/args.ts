@@ -11,7 +11,7 @@ Usage
   longrun cancel <id>           stop it, wherever it runs
   longrun input <id> --input <json>
                                 answer a task that asks for input
-  longrun list [--status <s>] [--limit <n>] [--cursor <c>]
+  longrun list [--status <s>] [--type <t>] [--limit <n>] [--cursor <c>]
   longrun forget <id>           delete a finished task now
   longrun types                 the job types workers serve (0 workers: their tasks wait)
   longrun types --typescript [--out <file>]
@@ -30,6 +30,7 @@ Options
   --callback-url <url>      (submit) POST every status change to this URL
   --callback-secret <s>     (submit) sign those calls (HMAC-SHA256, 16+ characters)
   --status <s>              (list) working, input_required, completed, cancelled, failed
+  --type <t>                (list) only tasks of this job type
   --limit <n>, --cursor <c> (list) page size (1-100) and the next page's cursor
   --typescript              (types) print the types as TypeScript instead of a table
   --out <file>              (types --typescript) write the module to this file, not stdout
@@ -64,6 +65,7 @@ const OPTIONS = {
   'callback-url': { type: 'string' },
   'callback-secret': { type: 'string' },
   status: { type: 'string' },
+  type: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
   typescript: { type: 'boolean' },
@@ -101,7 +103,7 @@ const COMMANDS = {
   result: { args: ['id'], options: [] },
   cancel: { args: ['id'], options: [] },
   input: { args: ['id'], options: ['input'] },
-  list: { args: [], options: ['status', 'limit', 'cursor'] },
+  list: { args: [], options: ['status', 'type', 'limit', 'cursor'] },
   forget: { args: ['id'], options: [] },
   types: { args: [], options: ['typescript', 'out'] },
 } as const satisfies Record<string, { args: readonly string[]; options: readonly OptionName[] }>;
@@ -120,6 +122,7 @@ export interface Values {
   'callback-url'?: string;
   'callback-secret'?: string;
   status?: string;
+  type?: string;
   limit?: string;
   cursor?: string;
   typescript?: boolean;

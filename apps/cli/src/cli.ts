@@ -157,6 +157,7 @@ const commands: Record<CommandName, Command> = {
     }
     const list = await client.list({
       status: status as TaskStatus | undefined,
+      type: values.type,
       limit: integer(values.limit, 'limit'),
       cursor: values.cursor,
       signal: io.interrupt,

@@ -56,6 +56,8 @@ export interface ResultOptions extends RequestOptions {
 
 export interface ListOptions extends RequestOptions {
   status?: TaskStatus;
+  /** Only tasks of this job type. */
+  type?: string;
   /** 1-100, default 20. */
   limit?: number;
   /** `nextCursor` of the previous page. */
@@ -231,7 +233,7 @@ export function createClient<C extends JobTypeMap = JobTypeMap>(
       const reply = await transport.request({
         method: 'GET',
         path: 'v1/jobs',
-        query: { status: opts.status, limit: opts.limit, cursor: opts.cursor },
+        query: { status: opts.status, type: opts.type, limit: opts.limit, cursor: opts.cursor },
         signal: opts.signal,
         retry: true,
         schema: taskListSchema,

@@ -79,6 +79,8 @@ export const inputResponseRequestSchema = z.strictObject({ input: z.unknown() })
 /** Query of `GET /v1/jobs`. */
 export const listJobsQuerySchema = z.strictObject({
   status: taskStatusSchema.optional(),
+  /** Only tasks of this job type. */
+  type: z.string().min(1).max(100).optional(),
   /** `summary` (default): each task's handle without its result; `full`: with it. */
   view: z.enum(['summary', 'full']).optional(),
   limit: queryInt(1, 100).default(20),

@@ -13,6 +13,8 @@ export const LIST_SCAN_LIMIT = 1000;
 
 export interface ListQuery {
   status?: TaskStatus | undefined;
+  /** Only tasks of this job type. */
+  type?: string | undefined;
   limit: number;
   /** The index member to continue after (exclusive), as the previous page's cursor named it. */
   after?: string | undefined;
@@ -23,8 +25,8 @@ export interface ListQuery {
 /**
  * A tenant's tasks, newest first, from its index (a sorted set of `<inverted time>:<id>`). A page
  * reads, for each entry, only the fields a summary shows (`SUMMARY_FIELDS`: no result, input or
- * answers), so it costs the same whatever the records weigh; the status filter works on the same
- * read.
+ * answers), so it costs the same whatever the records weigh; the status and type filters work on
+ * the same read.
  */
 export class TaskIndex {
   constructor(
@@ -37,7 +39,7 @@ export class TaskIndex {
     tenant: string,
     query: ListQuery,
   ): Promise<{ tasks: HandleFields[]; next: string | null }> {
-    const { status, limit } = query;
+    const { status, type, limit } = query;
     const fields = query.view === 'full' ? HANDLE_FIELDS : SUMMARY_FIELDS;
     let after = query.after;
     const tasks: HandleFields[] = [];
@@ -57,7 +59,12 @@ export class TaskIndex {
         scanned += 1;
         after = member;
         if (!view) gone.push(member);
-        else if (status === undefined || view.status === status) tasks.push(view);
+        else if (
+          (status === undefined || view.status === status) &&
+          (type === undefined || view.type === type)
+        ) {
+          tasks.push(view);
+        }
         if (tasks.length === limit) break;
       }
       if (gone.length > 0) await this.redis.zrem(this.keys.index(tenant), ...gone);

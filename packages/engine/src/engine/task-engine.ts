@@ -159,14 +159,16 @@ export class TaskEngine {
   async list(tenant: string, query: unknown): Promise<ListOutcome> {
     const parsed = listJobsQuerySchema.safeParse(query);
     if (!parsed.success) return invalid(400, 'The query is invalid', fieldErrors(parsed.error));
-    const { status, limit, cursor, view } = parsed.data;
+    const { status, type, limit, cursor, view } = parsed.data;
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     if (after === null) {
       return invalid(400, 'The query is invalid', [
         { path: 'cursor', message: 'must be a value returned as nextCursor' },
       ]);
     }
-    const page = await this.redis(() => this.index.page(tenant, { status, limit, after, view }));
+    const page = await this.redis(() =>
+      this.index.page(tenant, { status, type, limit, after, view }),
+    );
     return {
       kind: 'page',
       tasks: page.tasks.map((t) => (view === 'full' ? this.handle(t) : this.summary(t))),
