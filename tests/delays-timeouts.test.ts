@@ -39,12 +39,23 @@ const hangJob = defineJobType({
   },
 });
 
+/** Rejects with its own error as soon as its signal aborts (as fetch or a stream would). */
+const brittleJob = defineJobType({
+  name: 'brittle',
+  input: z.object({}),
+  handler: (_input, ctx) =>
+    new Promise((_resolve, reject) => {
+      void redis.incr(runs(ctx.taskId));
+      ctx.signal.addEventListener('abort', () => reject(new Error('aborted by signal')));
+    }),
+});
+
 beforeAll(async () => {
   api = await startInProcessApi({ register: false });
   worker = createWorker({
     redisUrl: inject('redisUrl'),
     prefix: api.prefix,
-    jobs: [tickJob, hangJob],
+    jobs: [tickJob, hangJob, brittleJob],
     logger: pino({ level: 'silent' }),
     webhooks: false,
     reconcile: false,
@@ -162,6 +173,25 @@ describe('run timeouts', () => {
     expect(done.status).toBe('completed');
     expect(done.result).toEqual({ late: 2 });
     expect(await runCount(id)).toBe(2);
+  });
+
+  it('a timed-out handler that rejects on its signal is failed as timed out, not left working', async () => {
+    const res = await submit({ type: 'brittle', timeoutMs: 300 });
+    const done = await settled(res.body.taskId as string, 10_000);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatchObject({ code: 'timeout' });
+  });
+
+  it('a cancelled run that then passes its timeout stays cancelled (no retry of a cancelled task)', async () => {
+    const res = await submit({ type: 'hang', input: { ms: 1500 }, timeoutMs: 700 });
+    const id = res.body.taskId as string;
+    await waitFor(async () => ((await runCount(id)) >= 1 ? true : undefined), {
+      what: 'the run started',
+    });
+    expect((await api.http('POST', `/v1/jobs/${id}/cancel`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await runCount(id)).toBe(1); // no second attempt
+    expect((await handle(id)).status).toBe('cancelled');
   });
 
   it("refuses a timeoutMs over the job type's own with 400", async () => {

@@ -33,6 +33,8 @@ export function createJobContext(run: ContextRun): JobContext {
       return run.control.signal;
     },
     async progress(value, message) {
+      // A stopped run (cancelled, timed out and perhaps retried elsewhere) writes nothing more.
+      if (run.control.aborted) throw run.control.stoppedBy;
       // Progress before the running mark says `running` itself, unless it has a message.
       const markPending = run.stopMark();
       const statusMessage = message ?? (markPending ? 'running' : undefined);

@@ -12,6 +12,11 @@ export class RunControl {
     return this.reason !== undefined;
   }
 
+  /** Why the run was stopped first (a cancel, the task gone, or `RunTimedOut`), if it was. */
+  get stoppedBy(): Error | undefined {
+    return this.reason;
+  }
+
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();

@@ -187,8 +187,13 @@ export class TaskRun implements ContextRun {
   private async threw(error: unknown): Promise<RunEnd> {
     if (error instanceof InputParked)
       return { outcome: 'input_required', thrown: new DelayedError() };
+    // What stopped the run first decides, not what the handler threw: a handler that rejects on
+    // its signal after a timeout timed out; a cancelled run that then passes its timeout was
+    // cancelled.
+    const stoppedBy = this.control.stoppedBy;
+    if (stoppedBy && !(stoppedBy instanceof RunTimedOut)) return { outcome: 'cancelled' };
+    if (stoppedBy) error = stoppedBy;
     const timedOut = error instanceof RunTimedOut;
-    if (this.control.aborted && !timedOut) return { outcome: 'cancelled' };
     const attempts = this.job.opts.attempts ?? 1;
     const attempt = this.job.attemptsMade + 1;
     const willRetry = !(error instanceof UnrecoverableError) && attempt < attempts;
