@@ -69,6 +69,14 @@ it('counts the time a task waited for a worker, once per task, not its retries',
   expect(await bucket('0.5')).toBe(0); // it waited over a second: not in the fast buckets
   expect(await bucket('+Inf')).toBe(1);
 
+  // A delayed task's wait counts from its start time, not from the submit.
+  const delayed = (
+    await api.http('POST', '/v1/jobs', { body: { type: 'sleep', input: { ms: 1 }, delayMs: 1500 } })
+  ).body.taskId as string;
+  await completed(delayed);
+  expect(await sample('longrun_job_queue_wait_seconds_count', 'sleep')).toBe(1);
+  expect(await sample('longrun_job_queue_wait_seconds_sum', 'sleep')).toBeLessThan(1);
+
   // A task that fails once and is retried: two runs, one wait.
   const flaky = await submit('flaky', { failTimes: 1 });
   await completed(flaky);

@@ -143,7 +143,8 @@ export class TaskWorker {
     }
     if (this.opts.onQueueWait && job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1) {
       // Clocks of the API's and this host may differ a little: never a negative wait.
-      const waitMs = Math.max(0, started - job.timestamp - (job.delay || 0));
+      // BullMQ zeroes `job.delay` when it promotes a delayed job; the option keeps the delay.
+      const waitMs = Math.max(0, started - job.timestamp - (job.opts.delay ?? 0));
       this.opts.onQueueWait(task.type, waitMs);
     }
     const run = new TaskRun(this.deps, job, task, fast, token);
