@@ -3,7 +3,7 @@
 // .data/), then run the API and one worker until Ctrl-C.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { findRedisServer, ping, startRedis } from './redis.mjs';
 
@@ -42,7 +42,7 @@ if (!env.REDIS_URL) {
 
 // Without LONGRUN_API_KEYS: one development key, made once and kept beside the data, so an
 // exported key still works after a restart (the API's own dev key would change every start).
-if (!env.LONGRUN_API_KEYS) {
+if (!env.LONGRUN_API_KEYS && env.NODE_ENV !== 'production') {
   const dir = resolve(root, process.env.LONGRUN_DATA_DIR ?? '.data');
   const file = resolve(dir, 'dev-api-key');
   let key = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
@@ -51,6 +51,7 @@ if (!env.LONGRUN_API_KEYS) {
     mkdirSync(dir, { recursive: true });
     writeFileSync(file, `${key}\n`, { mode: 0o600 });
   }
+  chmodSync(file, 0o600); // a copied or older file too
   env.LONGRUN_API_KEYS = `dev:${key}`;
   console.error(`\n  longrun dev API key (tenant "dev"): ${key}`);
   console.error(`  (kept in ${relative(process.cwd(), file) || file}; delete it for a new one)\n`);

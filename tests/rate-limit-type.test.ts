@@ -95,3 +95,15 @@ it('refuses a rate limit on a type without a queue of its own', () => {
     /rateLimit.*queue of its own/,
   );
 });
+
+it("refuses a job type's timeoutMs a Node timer cannot wait (it would fire at once)", () => {
+  const forever = defineJobType({
+    name: 'forever',
+    input: z.object({}),
+    timeoutMs: 30 * 86_400_000,
+    handler: () => null,
+  });
+  expect(() => createWorker({ redisUrl: inject('redisUrl'), jobs: [forever] })).toThrow(
+    /forever\.timeoutMs must be an integer from 100 to 2147483647/,
+  );
+});

@@ -16,6 +16,11 @@ const blobJob = defineJobType({
   // `é` is two bytes in UTF-8: the cap counts bytes, not characters.
   handler: ({ bytes, unicode }) => ({ data: unicode ? 'é'.repeat(bytes / 2) : 'x'.repeat(bytes) }),
 });
+const functionJob = defineJobType({
+  name: 'function',
+  input: z.object({}),
+  handler: () => () => 1,
+});
 const bigIntJob = defineJobType({
   name: 'bigint',
   input: z.object({}),
@@ -30,7 +35,7 @@ beforeAll(async () => {
   worker = createWorker({
     redisUrl: inject('redisUrl'),
     prefix: api.prefix,
-    jobs: [blobJob, bigIntJob],
+    jobs: [blobJob, bigIntJob, functionJob],
     logger: pino({ level: 'silent' }),
     webhooks: false,
     reconcile: false,
@@ -77,6 +82,12 @@ it('fails a task whose result is over the cap, saying so, and stores none of it'
     );
     expect(done.result).toBeUndefined();
   }
+});
+
+it('stores a function result as null, as JSON.stringify has it', async () => {
+  const done = await run('function', {});
+  expect(done.status).toBe('completed');
+  expect(done.result).toBeNull();
 });
 
 it('fails a task whose result is not JSON, instead of leaving it working', async () => {

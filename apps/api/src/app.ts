@@ -53,7 +53,7 @@ export function createApp(deps: AppDeps): Express {
       : [];
   // Authentication and limits run first in each task route.
   const before = [requireTenant(deps.keys), ...limits];
-  addJobRoutes(app, deps.engine, before);
+  addJobRoutes(app, deps.engine, before, deps.logger);
   addJobTypeRoutes(app, deps.engine, before);
   app.use(healthRouter(jobs, metrics.registry, deps.redisTimeoutMs));
   if (deps.adminKeys?.length) {

@@ -29,6 +29,9 @@ export function queryInt(min: number, max: number) {
   );
 }
 
+/** The longest delay a Node timer can wait (about 24.8 days); longer ones fire at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** The smallest ttl a caller may ask for. */
 export const MIN_TTL_MS = 1000;
 
@@ -49,7 +52,7 @@ export function createJobRequestSchema(maxTtlMs: number) {
     /** Start no sooner than this time (ISO 8601 with an offset); in the past: at once. */
     runAt: z.iso.datetime({ offset: true }).optional(),
     /** How long one run may take; no more than the job type's own `timeoutMs`, if it has one. */
-    timeoutMs: z.int().min(100).max(maxTtlMs).optional(),
+    timeoutMs: z.int().min(100).max(Math.min(maxTtlMs, MAX_TIMER_MS)).optional(),
   });
 }
 

@@ -110,6 +110,14 @@ export function checkOptions(opts: WorkerOptions): JobCatalog {
       throw new ConfigError(`createWorker: duplicate job type ${job.name}`);
     catalog.set(job.name, job);
   }
+  for (const job of catalog.values()) {
+    const t = job.timeoutMs;
+    if (t !== undefined && (!Number.isInteger(t) || t < 100 || t > 2_147_483_647)) {
+      throw new ConfigError(
+        `createWorker: ${job.name}.timeoutMs must be an integer from 100 to 2147483647 (ms)`,
+      );
+    }
+  }
   const limited = new Map<string, string>(); // queue -> the rate-limited type on it
   for (const job of catalog.values()) {
     const limit = job.rateLimit;

@@ -15,6 +15,7 @@ import {
   type TaskHandle,
 } from '@longrun/core';
 import type { BatchItemOutcome, TaskEngine } from '@longrun/engine';
+import type { Logger } from 'pino';
 import { jsonBody } from '../http/json-body.js';
 import { failure, invalidProblem, submitProblem } from '../http/outcomes.js';
 import { serveEvents } from '../http/sse.js';
@@ -38,6 +39,7 @@ export function addJobRoutes(
   router: IRouter,
   engine: TaskEngine,
   before: RequestHandler[] = [],
+  logger?: Logger,
 ): void {
   const tenantOf = (res: Response) => res.locals.tenant as string;
   const retryAfter = () => engine.retryAfter;
@@ -82,6 +84,9 @@ export function addJobRoutes(
       requestId: res.locals.requestId as string,
     });
     if (outcome.kind === 'invalid') throw invalidProblem(outcome);
+    for (const r of outcome.results) {
+      if (r.kind === 'error') logger?.error({ err: r.error }, 'a batch item failed');
+    }
     res.status(207).json({ results: outcome.results.map((r) => batchItem(r, retryAfter())) });
   });
 
@@ -175,18 +180,38 @@ export function addJobRoutes(
 function batchItem(outcome: BatchItemOutcome, retryAfter: number): Record<string, unknown> {
   if (outcome.kind === 'created') return { status: 202, task: outcome.task };
   if (outcome.kind === 'replayed') return { status: 202, replayed: true, task: outcome.task };
-  const problem =
-    outcome.kind === 'unavailable'
-      ? new Problem({
-          status: 503,
-          title: 'Service Unavailable',
-          detail:
-            'The task store (Redis) did not answer for this task; retry it with the same idempotencyKey',
-          code: 'store-unavailable',
-          retryAfter: 2,
-        })
-      : submitProblem(outcome, retryAfter);
+  const problem = batchItemProblem(outcome, retryAfter);
   return { status: problem.status, problem: problem.toJSON() };
+}
+
+/** Why a batch item created nothing, as the single submit's problem would say. */
+function batchItemProblem(
+  outcome: Exclude<BatchItemOutcome, { kind: 'created' | 'replayed' }>,
+  retryAfter: number,
+): Problem {
+  const retry = 'retry it with the same idempotencyKey';
+  switch (outcome.kind) {
+    case 'unavailable':
+      return new Problem({
+        status: 503,
+        title: 'Service Unavailable',
+        detail: `The task store (Redis) did not answer for this task; ${retry}`,
+        code: 'store-unavailable',
+        retryAfter: 2,
+      });
+    case 'storeFull':
+      return new Problem({
+        status: 507,
+        title: 'Insufficient Storage',
+        detail: `The task store is full; ${retry} later`,
+        code: 'store-full',
+        retryAfter: 30,
+      });
+    case 'error':
+      return new Problem({ status: 500, title: 'Internal Server Error', code: 'internal' });
+    default:
+      return submitProblem(outcome, retryAfter);
+  }
 }
 
 function idempotencyKey(req: Request): string | undefined {

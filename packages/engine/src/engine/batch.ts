@@ -1,6 +1,6 @@
 import { fieldErrors, idempotencyKeySchema } from '@longrun/core';
 import { z } from 'zod';
-import { StoreUnavailableError } from '../errors.js';
+import { StoreFullError, StoreUnavailableError } from '../errors.js';
 import { invalid, type Invalid, type SubmitOutcome } from './outcomes.js';
 import type { Submitter, SubmitOptions } from './submit.js';
 
@@ -12,8 +12,15 @@ export const batchSubmitRequestSchema = z.strictObject({
   tasks: z.array(z.record(z.string(), z.unknown())).min(1).max(MAX_BATCH),
 });
 
-/** One item's outcome: a submit's, or Redis did not answer for it (nothing of it is known). */
-export type BatchItemOutcome = SubmitOutcome | { kind: 'unavailable' };
+/**
+ * One item's outcome: a submit's; Redis did not answer for it or was full (nothing of it is
+ * known); or it failed for a reason of ours (`error`, logged by the caller).
+ */
+export type BatchItemOutcome =
+  | SubmitOutcome
+  | { kind: 'unavailable' }
+  | { kind: 'storeFull' }
+  | { kind: 'error'; error: unknown };
 
 export type BatchOutcome = { kind: 'batch'; results: BatchItemOutcome[] } | Invalid;
 
@@ -46,8 +53,11 @@ export async function submitBatch(
   );
   const results = settled.map((s): BatchItemOutcome => {
     if (s.status === 'fulfilled') return s.value;
+    // Never the whole request: other items may be stored already, and a retry without keys
+    // would store them twice.
     if (s.reason instanceof StoreUnavailableError) return { kind: 'unavailable' };
-    throw s.reason; // a bug, not the item's: the whole request fails as any other would
+    if (s.reason instanceof StoreFullError) return { kind: 'storeFull' };
+    return { kind: 'error', error: s.reason };
   });
   return { kind: 'batch', results };
 }

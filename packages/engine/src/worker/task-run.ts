@@ -115,7 +115,8 @@ export class TaskRun implements ContextRun {
   private refuseResult(result: unknown): { message: string; code: string } | null {
     let json: string;
     try {
-      json = JSON.stringify(result ?? null);
+      // A function or a symbol has no JSON: stored as null, as it always was.
+      json = JSON.stringify(result ?? null) ?? 'null';
     } catch (error) {
       return {
         message: `The handler's result is not JSON: ${(error as Error).message}`,
