@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { createHash } from 'node:crypto';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { guard, QUEUE_STATES, type TaskQueue, type TaskStore } from '@longrun/engine';
 
@@ -54,8 +55,8 @@ export class ApiMetrics {
       }).set(budget.maxBytes);
       new Gauge({
         name: 'longrun_tenant_stored_bytes',
-        help: "Bytes each tenant's stored tasks take (records, inputs, results, answers), read at scrape time",
-        labelNames: ['tenant'],
+        help: "Bytes each tenant's stored tasks take (records, inputs, results, answers), read at scrape time; tenant_hash is the first 12 hex digits of the tenant's SHA-256 (/metrics needs no key, so no tenant names)",
+        labelNames: ['tenant_hash'],
         registers: [this.registry],
         async collect() {
           this.reset();
@@ -64,7 +65,7 @@ export class ApiMetrics {
             () => budget.store.storedBytes(budget.tenants),
             redisTimeoutMs,
           ).catch(() => new Map<string, number>());
-          for (const [tenant, bytes] of used) this.set({ tenant }, bytes);
+          for (const [tenant, bytes] of used) this.set({ tenant_hash: tenantHash(tenant) }, bytes);
         },
       });
     }
@@ -88,4 +89,9 @@ export class ApiMetrics {
     }
     child.observe(seconds);
   }
+}
+
+/** A tenant as `/metrics` names it: `printf %s <tenant> | sha256sum | cut -c1-12`. */
+export function tenantHash(tenant: string): string {
+  return createHash('sha256').update(tenant).digest('hex').slice(0, 12);
 }
