@@ -156,6 +156,16 @@ export class TaskStore {
     return String(this.maxTtlMs + 60_000);
   }
 
+  /** Who owns the task and whether it has a callback (one small `HMGET`), or `null` once gone. */
+  async owner(id: string): Promise<{ tenant: string; hasCallback: boolean } | null> {
+    const [tenant, callback] = await this.redis.hmget(
+      this.keys.task(id),
+      FIELD.tenant,
+      FIELD.callback,
+    );
+    return tenant ? { tenant, hasCallback: Boolean(callback) } : null;
+  }
+
   /** Bytes each tenant's stored tasks take, as counted for its storage budget (one round trip). */
   async storedBytes(tenants: readonly string[]): Promise<Map<string, number>> {
     const pipeline = this.redis.pipeline();

@@ -64,6 +64,8 @@ export class WebhookDispatcher {
   private running = false;
   /** Deliveries in flight in this process, by tenant. */
   private readonly inFlight = new Map<string, number>();
+  /** How often each delivery was held back for its tenant's share (bounded, see `deferral`). */
+  private readonly deferrals = new Map<string, number>();
   private loop: Promise<void> | undefined;
 
   constructor(private readonly opts: WebhookDispatcherOptions) {
@@ -207,26 +209,42 @@ export class WebhookDispatcher {
 
   /** Runs a delivery unless its tenant already has its share of the slots in flight here. */
   private async take(job: Job<{ taskId: string; eventId: string }>, token?: string) {
-    const record = await this.store.get(job.data.taskId);
-    if (!record?.callback) {
-      this.opts.onDelivery?.('dropped'); // expired or forgotten: nobody to tell about it
-      return 'dropped';
-    }
-    const tenant = record.tenant;
+    // The share check reads two small fields, not the record (its input and result may be MiBs).
+    const owner = await this.store.owner(job.data.taskId);
+    if (!owner?.hasCallback) return this.dropped();
+    const tenant = owner.tenant;
     const busy = this.inFlight.get(tenant) ?? 0;
     if (busy >= (this.opts.perTenant ?? 4)) {
-      // Let other tenants' deliveries have the slot; this one waits its turn (attempts untouched).
-      await job.moveToDelayed(Date.now() + 250 + Math.floor(Math.random() * 500), token);
+      // Let other tenants' deliveries have the slot; this one waits its turn (attempts untouched),
+      // longer each time, so a long backlog behind slow receivers does not spin.
+      await job.moveToDelayed(Date.now() + this.deferral(job.id ?? ''), token);
       throw new DelayedError();
     }
+    this.deferrals.delete(job.id ?? '');
     this.inFlight.set(tenant, busy + 1);
     try {
+      const record = await this.store.get(job.data.taskId);
+      if (!record?.callback) return this.dropped();
       return await this.deliver(job, record, record.callback);
     } finally {
       const left = (this.inFlight.get(tenant) ?? 1) - 1;
       if (left > 0) this.inFlight.set(tenant, left);
       else this.inFlight.delete(tenant);
     }
+  }
+
+  private dropped(): DeliveryOutcome {
+    this.opts.onDelivery?.('dropped'); // expired or forgotten: nobody to tell about it
+    return 'dropped';
+  }
+
+  /** 0.5 s, 1 s, 2 s … up to 30 s (with jitter) for a delivery held back again and again. */
+  private deferral(jobId: string): number {
+    const times = (this.deferrals.get(jobId) ?? 0) + 1;
+    if (this.deferrals.size >= 10_000) this.deferrals.clear(); // bounded; a reset only shortens
+    this.deferrals.set(jobId, times);
+    const base = Math.min(30_000, 500 * 2 ** Math.min(times - 1, 6));
+    return base / 2 + Math.floor(Math.random() * (base / 2));
   }
 
   private async deliver(
