@@ -57,11 +57,20 @@ if (!env.LONGRUN_API_KEYS && env.NODE_ENV !== 'production') {
   console.error(`  (kept in ${relative(process.cwd(), file) || file}; delete it for a new one)\n`);
 }
 
+// `npm start -- --bun`: the API and the worker on the pinned Bun (tools/bun) instead of Node.
+const bun = process.argv.includes('--bun');
+const runtime = bun ? resolve(root, 'tools/bun/node_modules/.bin/bun') : process.execPath;
+if (bun && !existsSync(runtime)) {
+  say(`no Bun at ${runtime}: npm ci installs it (scripts/install-runtimes.mjs)`);
+  process.exit(1);
+}
+if (bun) say('running the API and the worker on Bun');
+
 const children = [
   ['api', 'apps/api/dist/main.js'],
   ['worker', 'apps/worker/dist/main.js'],
 ].map(([name, file]) => {
-  const child = spawn(process.execPath, [file], { cwd: root, env, stdio: 'inherit' });
+  const child = spawn(runtime, [file], { cwd: root, env, stdio: 'inherit' });
   child.on('exit', (code, signal) => {
     say(`${name} exited (${signal ?? code})`);
     if (!stopping) void stop(code ?? 1);
