@@ -1,3 +1,4 @@
+import { readlinkSync, realpathSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -20,6 +21,22 @@ describe('process start-up', () => {
     const { code, output } = await runApp('worker', { LONGRUN_WORKER_CONCURRENCY: 'lots' });
     expect(code).toBe(1);
     expect(output).toMatch(/Invalid configuration:\n\s+LONGRUN_WORKER_CONCURRENCY/);
+  });
+
+  it('runs the apps on the runtime of this pass (Node, or Bun under LONGRUN_TEST_RUNTIME=bun)', async () => {
+    const worker = await startApp('worker', {
+      REDIS_URL: inject('redisUrl'),
+      LONGRUN_PREFIX: uniquePrefix(),
+      LONGRUN_METRICS_PORT: '0',
+      LONGRUN_METRICS_HOST: '127.0.0.1',
+    });
+    try {
+      const exe = readlinkSync(`/proc/${worker.child.pid}/exe`);
+      if (process.env.LONGRUN_TEST_RUNTIME === 'bun') expect(exe).toMatch(/bun[^/]*$/);
+      else expect(exe).toBe(realpathSync(process.execPath));
+    } finally {
+      await worker.stop();
+    }
   });
 
   it('a worker whose metrics port is taken says so and how to pick another', async () => {

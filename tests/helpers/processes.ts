@@ -7,6 +7,15 @@ import { freePort } from '../../scripts/redis.mjs';
 
 const root = resolve(import.meta.dirname, '../..');
 
+/**
+ * The runtime the apps run on in process-level tests: this Node, or with
+ * `LONGRUN_TEST_RUNTIME=bun` the pinned Bun of tools/bun (the same tests, the other runtime).
+ */
+export const APP_RUNTIME =
+  process.env.LONGRUN_TEST_RUNTIME === 'bun'
+    ? resolve(root, 'tools/bun/node_modules/.bin/bun')
+    : process.execPath;
+
 /** How to run a script: another Node binary than this one's, arguments after the script. */
 export interface SpawnOptions {
   /** The Node binary (default: the one running the tests, `process.execPath`). */
@@ -33,7 +42,7 @@ export function spawnScript(
   cwd: string,
   opts: SpawnOptions = {},
 ): { child: ChildProcess; lines: string[]; exited: Promise<number | null> } {
-  const child = spawn(opts.node ?? process.execPath, [script, ...(opts.args ?? [])], {
+  const child = spawn(opts.node ?? APP_RUNTIME, [script, ...(opts.args ?? [])], {
     cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -125,7 +134,7 @@ export function runApp(
   env: Record<string, string>,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolveRun) => {
-    const child = spawn(process.execPath, [resolve(root, `apps/${app}/dist/main.js`)], {
+    const child = spawn(APP_RUNTIME, [resolve(root, `apps/${app}/dist/main.js`)], {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
