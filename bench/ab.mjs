@@ -9,6 +9,7 @@
 //                     [--duration=5]
 //   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build)
 //   node bench/ab.mjs --a-root=/tmp/before --rounds=5
+//   node bench/ab.mjs --b-runtime=tools/bun/node_modules/.bin/bun   # the same API on Bun
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -26,6 +27,8 @@ const { values: args } = parseArgs({
     'b-import': { type: 'string', multiple: true, default: [] },
     'a-root': { type: 'string' },
     'b-root': { type: 'string' },
+    'a-runtime': { type: 'string' },
+    'b-runtime': { type: 'string' },
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
     'redis-url': { type: 'string' },
@@ -52,8 +55,20 @@ async function main() {
   onCleanup(() => redis.quit());
   const id = `bench-ab-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   const variants = [
-    { name: 'A', preload: args['a-import'], root: args['a-root'], prefix: `${id}-a` },
-    { name: 'B', preload: args['b-import'], root: args['b-root'], prefix: `${id}-b` },
+    {
+      name: 'A',
+      preload: args['a-import'],
+      root: args['a-root'],
+      runtime: args['a-runtime'],
+      prefix: `${id}-a`,
+    },
+    {
+      name: 'B',
+      preload: args['b-import'],
+      root: args['b-root'],
+      runtime: args['b-runtime'],
+      prefix: `${id}-b`,
+    },
   ];
   onCleanup(async () => {
     for (const v of variants) await removePrefix(redis, v.prefix);
@@ -67,11 +82,13 @@ async function main() {
       apiKeys: `bench:${apiKey}`,
       nodeArgs: imports(v.preload),
       checkout: v.root && resolve(v.root),
+      ...(v.runtime ? { runtime: resolve(v.runtime) } : {}),
     });
     v.submit = [];
     v.poll = [];
     const what = v.preload.length ? v.preload.join(', ') : 'as is';
-    console.log(`${v.name}: the built API of ${v.root ?? 'this checkout'}, ${what}`);
+    const on = v.runtime ? ` on ${v.runtime}` : '';
+    console.log(`${v.name}: the built API of ${v.root ?? 'this checkout'}${on}, ${what}`);
   }
   const post = (v, extra) => ({
     url: `${v.api.base}/v1/jobs`,
@@ -134,6 +151,10 @@ async function main() {
 async function measure(v, options) {
   const { result, cpu } = await withCpu([v.api.child.pid], () => load(options));
   result.cpuUs = (cpu[0] * 1e6) / (result.sent || result.total);
+  // A variant that answers errors fast would look faster: every answer must be a 2xx.
+  if (result.non2xx || result.errors) {
+    throw new Error(`${v.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  }
   return result;
 }
 

@@ -40,12 +40,12 @@ function alive(child) {
  */
 export async function startApi(
   name,
-  { redisUrl, prefix, apiKeys, nodeArgs = [], env = {}, checkout },
+  { redisUrl, prefix, apiKeys, nodeArgs = [], env = {}, checkout, runtime = node },
 ) {
   await registerStockTypes(redisUrl, prefix);
   const port = await freePort();
   const main = checkout ? join(checkout, 'apps/api/dist/main.js') : path('apps/api/dist/main.js');
-  const child = await start(name, node, [...nodeArgs, main], {
+  const child = await start(name, runtime, [...nodeArgs, main], {
     env: {
       ...longrunEnv(redisUrl, prefix),
       PORT: String(port),
