@@ -1,12 +1,18 @@
 // The processes under test (built API and worker, bare app, raw worker) and the load generators,
 // each a separate process started through children.mjs.
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, run, start, waitFor } from './children.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const path = (p) => `${root}${p}`;
 const node = process.execPath;
+/**
+ * What runs longrun's API and workers (not the ceilings, load generators or raw BullMQ, which
+ * stay on this Node): `BENCH_APP_RUNTIME=tools/bun/node_modules/.bin/bun` measures them on Bun.
+ */
+const given = process.env.BENCH_APP_RUNTIME;
+export const appRuntime = given ? (isAbsolute(given) ? given : path(given)) : node;
 
 /** Environment every longrun process of the benchmark shares. */
 export function longrunEnv(redisUrl, prefix) {
@@ -40,7 +46,7 @@ function alive(child) {
  */
 export async function startApi(
   name,
-  { redisUrl, prefix, apiKeys, nodeArgs = [], env = {}, checkout, runtime = node },
+  { redisUrl, prefix, apiKeys, nodeArgs = [], env = {}, checkout, runtime = appRuntime },
 ) {
   await registerStockTypes(redisUrl, prefix);
   const port = await freePort();
@@ -101,7 +107,7 @@ export async function startWorker(
     ...(types ? { LONGRUN_WORKER_TYPES: types } : {}),
   };
   const info = logLevel === 'info' || logLevel === 'debug';
-  const child = await start(name, node, [path('apps/worker/dist/main.js')], {
+  const child = await start(name, appRuntime, [path('apps/worker/dist/main.js')], {
     env,
     ...(info ? { ready: '"msg":"worker ready"' } : {}),
   });
