@@ -10,6 +10,7 @@
 //   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build)
 //   node bench/ab.mjs --a-root=/tmp/before --rounds=5
 //   node bench/ab.mjs --b-runtime=tools/bun/node_modules/.bin/bun   # the same API on Bun
+//   node bench/ab.mjs --a-env=LONGRUN_FAIR_SHARE=off                # a setting's price
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -29,6 +30,8 @@ const { values: args } = parseArgs({
     'b-root': { type: 'string' },
     'a-runtime': { type: 'string' },
     'b-runtime': { type: 'string' },
+    'a-env': { type: 'string', multiple: true, default: [] },
+    'b-env': { type: 'string', multiple: true, default: [] },
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
     'redis-url': { type: 'string' },
@@ -42,6 +45,9 @@ const body = JSON.stringify({
 });
 const apiKey = `bench-${randomBytes(18).toString('base64url')}`;
 const auth = { authorization: `Bearer ${apiKey}` };
+/** `KEY=value` options as an environment. */
+const envOf = (list) =>
+  Object.fromEntries(list.map((kv) => [kv.split('=')[0], kv.slice(kv.indexOf('=') + 1)]));
 const imports = (list) => list.flatMap((file) => ['--import', resolve(file)]);
 
 async function main() {
@@ -60,6 +66,7 @@ async function main() {
       preload: args['a-import'],
       root: args['a-root'],
       runtime: args['a-runtime'],
+      env: envOf(args['a-env']),
       prefix: `${id}-a`,
     },
     {
@@ -67,6 +74,7 @@ async function main() {
       preload: args['b-import'],
       root: args['b-root'],
       runtime: args['b-runtime'],
+      env: envOf(args['b-env']),
       prefix: `${id}-b`,
     },
   ];
@@ -82,13 +90,17 @@ async function main() {
       apiKeys: `bench:${apiKey}`,
       nodeArgs: imports(v.preload),
       checkout: v.root && resolve(v.root),
+      env: v.env,
       ...(v.runtime ? { runtime: resolve(v.runtime) } : {}),
     });
     v.submit = [];
     v.poll = [];
     const what = v.preload.length ? v.preload.join(', ') : 'as is';
     const on = v.runtime ? ` on ${v.runtime}` : '';
-    console.log(`${v.name}: the built API of ${v.root ?? 'this checkout'}${on}, ${what}`);
+    const env = Object.entries(v.env)
+      .map(([k, val]) => ` ${k}=${val}`)
+      .join('');
+    console.log(`${v.name}: the built API of ${v.root ?? 'this checkout'}${on}, ${what}${env}`);
   }
   const post = (v, extra) => ({
     url: `${v.api.base}/v1/jobs`,

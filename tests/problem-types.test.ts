@@ -49,6 +49,8 @@ async function provoke(): Promise<{ what: string; url: string; res: HttpResult }
   const missing = `/v1/jobs/${randomUUID()}`;
   await record('missing task', missing, send(api, 'GET', missing));
   await record('bad escape', '/v1/jobs/%zz', send(api, 'GET', '/v1/jobs/%zz'));
+  const noSchedule = `/v1/schedules/${randomUUID()}`;
+  await record('missing schedule', noSchedule, send(api, 'GET', noSchedule));
   await record('unknown type', '/v1/jobs', submit({ type: 'resize', input: {} }));
   await record('bad input', '/v1/jobs', submit({ type: 'sleep', input: { ms: 'soon' } }));
   await record(
@@ -158,6 +160,7 @@ describe('problem types', () => {
         'unauthorized',
         'no-route',
         'not-found',
+        'schedule-not-found',
         'bad-url',
         'invalid-request',
         'invalid-input',

@@ -18,6 +18,7 @@ import {
   type TaskEngineOptions,
   type TaskQueue,
   type TaskStore,
+  type FairShareOptions,
 } from '@longrun/engine';
 import { catalog } from '@longrun/worker-app';
 import { httpClient } from './http.js';
@@ -104,6 +105,10 @@ export async function startInProcessApi(
     tenantMaxBytes?: number;
     /** LONGRUN_WEBHOOK_ALLOW entries. */
     webhookAllow?: string[];
+    /** LONGRUN_MAX_SCHEDULES (default 100). */
+    maxSchedules?: number;
+    /** LONGRUN_FAIR_SHARE / LONGRUN_TENANT_WEIGHTS (default: on, every weight 1). */
+    fairShare?: FairShareOptions | false;
     redisUrl?: string;
     pollIntervalMs?: number;
     redisTimeoutMs?: number;
@@ -130,6 +135,8 @@ export async function startInProcessApi(
     redisTimeoutMs,
     maxOpenTasks: opts.maxOpenTasks ?? 0,
     tenantMaxBytes: opts.tenantMaxBytes ?? 0,
+    ...(opts.maxSchedules !== undefined ? { maxSchedules: opts.maxSchedules } : {}),
+    fairShare: opts.fairShare,
   });
   const app = createApp({
     engine,

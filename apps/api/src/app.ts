@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { TenantLimiter, type TaskEngine } from '@longrun/engine';
+import { a2aRouter } from './a2a/router.js';
 import { requireTenant, type ApiKeys } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';
@@ -12,6 +13,8 @@ import { healthRouter } from './routes/health.js';
 import { addJobTypeRoutes } from './routes/job-types.js';
 import { addJobRoutes } from './routes/jobs.js';
 import { problemsRouter } from './routes/problems.js';
+import { addScheduleRoutes } from './routes/schedules.js';
+import { mountMcp } from './mcp/index.js';
 
 export interface AppDeps {
   /** The task engine every route calls (it owns the Redis connection's task keys and queues). */
@@ -55,11 +58,22 @@ export function createApp(deps: AppDeps): Express {
   const before = [requireTenant(deps.keys), ...limits];
   addJobRoutes(app, deps.engine, before, deps.logger);
   addJobTypeRoutes(app, deps.engine, before);
+  addScheduleRoutes(app, deps.engine, before);
+  // The MCP door: the same engine and keys, 2025-11-25 (SDK) and Tasks V2 on one endpoint.
+  mountMcp(app, { engine: deps.engine, before, maxTtlMs: deps.maxTtlMs, logger: deps.logger });
+  // The A2A door: its Agent Card without a key, everything under /a2a with one.
+  app.use(a2aRouter(deps.engine, before, deps.logger));
   app.use(healthRouter(jobs, metrics.registry, deps.redisTimeoutMs));
   if (deps.adminKeys?.length) {
     app.use(adminRouter(jobs, deps.adminKeys, deps.adminReadOnly ?? true));
   }
-  app.use(docsRouter({ maxTtlMs: deps.maxTtlMs, jobTypes: () => deps.engine.knownJobTypes }));
+  app.use(
+    docsRouter({
+      maxTtlMs: deps.maxTtlMs,
+      minEveryMs: deps.engine.scheduleMinEveryMs,
+      jobTypes: () => deps.engine.knownJobTypes,
+    }),
+  );
   // What each problem's `type` resolves to.
   app.use(problemsRouter());
   app.use(notFound);

@@ -22,6 +22,27 @@ const apiKeys = z
   })
   .optional();
 
+/** `tenant=weight[,tenant=weight…]`: whole numbers 1–100. */
+const tenantWeights = z
+  .string()
+  .default('')
+  .transform((raw, ctx) => {
+    const weights = new Map<string, number>();
+    for (const pair of splitList(raw)) {
+      const match = /^([A-Za-z0-9_.-]{1,64})=(\d{1,3})$/.exec(pair);
+      const weight = Number(match?.[2]);
+      if (!match?.[1] || weight < 1 || weight > 100) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${pair}" must be tenant=weight, a whole number from 1 to 100`,
+        });
+        return z.NEVER;
+      }
+      weights.set(match[1], weight);
+    }
+    return weights;
+  });
+
 const schema = z
   .object({
     ...sharedEnvShape,
@@ -49,6 +70,14 @@ const schema = z
     LONGRUN_MAX_OPEN_TASKS: z.coerce.number().int().min(0).default(10_000),
     /** Bytes one tenant's stored tasks may take (records, inputs, results, answers); 0 = no budget. */
     LONGRUN_TENANT_MAX_BYTES: z.coerce.number().int().min(0).default(0),
+    /** Schedules (recurring tasks) one tenant may have. */
+    LONGRUN_MAX_SCHEDULES: z.coerce.number().int().min(1).max(10_000).default(100),
+    /** The shortest schedule period (`everyMs`, and between two runs of a cron), in ms. */
+    LONGRUN_SCHEDULE_MIN_EVERY_MS: z.coerce.number().int().min(100).max(86_400_000).default(1000),
+    /** `on`: tenants take turns at the workers (decision 33); `off`: one queue in arrival order. */
+    LONGRUN_FAIR_SHARE: z.enum(['on', 'off']).default('on'),
+    /** A tenant's share of the workers against others' (default 1 each). */
+    LONGRUN_TENANT_WEIGHTS: tenantWeights,
   })
   .refine((c) => clusterPrefixIssue(c) === null, {
     path: ['LONGRUN_PREFIX'],

@@ -62,10 +62,19 @@ async function main(): Promise<void> {
     redisTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
     maxOpenTasks: config.LONGRUN_MAX_OPEN_TASKS,
     tenantMaxBytes: config.LONGRUN_TENANT_MAX_BYTES,
+    maxSchedules: config.LONGRUN_MAX_SCHEDULES,
+    scheduleMinEveryMs: config.LONGRUN_SCHEDULE_MIN_EVERY_MS,
+    fairShare: config.LONGRUN_FAIR_SHARE === 'on' && { weights: config.LONGRUN_TENANT_WEIGHTS },
     logger,
     crashAt: config.LONGRUN_TEST_CRASH_AT,
   });
   await types.start();
+  // Schedule ticks become tasks here: a BullMQ worker, so a connection that waits for Redis.
+  const tickerConnection = createRedis(config.REDIS_URL, 'worker', cluster);
+  tickerConnection.on('error', (err: Error) =>
+    logger.warn({ err: err.message }, 'redis ticker connection error'),
+  );
+  await engine.startScheduleTicker(tickerConnection);
   const app = createApp({
     engine,
     keys: new ApiKeys(keys),
@@ -112,7 +121,7 @@ async function main(): Promise<void> {
     await engine.close().catch(() => undefined);
     await types.close();
     await events.close();
-    await Promise.allSettled([connection.quit(), subscriber.quit()]);
+    await Promise.allSettled([connection.quit(), subscriber.quit(), tickerConnection.quit()]);
     logger.info('api stopped');
     process.exit(0);
   };

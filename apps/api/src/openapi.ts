@@ -4,6 +4,8 @@ import { z } from 'zod';
 import {
   callbackSchema,
   createJobRequestSchema,
+  createScheduleRequestSchema,
+  DEFAULT_MIN_SCHEDULE_EVERY_MS,
   eventIdSchema,
   eventsQuerySchema,
   idempotencyKeySchema,
@@ -14,6 +16,8 @@ import {
   PROBLEM_TYPES_PATH,
   problemSchema,
   resultQuerySchema,
+  scheduleListSchema,
+  scheduleSchema,
   taskHandleSchema,
   taskIdSchema,
   taskListSchema,
@@ -29,6 +33,8 @@ type Json = Record<string, unknown>;
 export interface OpenApiOptions {
   /** Upper bound of `ttlMs`, as the API enforces it. */
   maxTtlMs: number;
+  /** Lower bound of a schedule's `everyMs` (default 1000, `LONGRUN_SCHEDULE_MIN_EVERY_MS`). */
+  minEveryMs?: number | undefined;
   /** The job types registered when the document is built; each one's input schema is published. */
   jobTypes: readonly { name: string; version?: string; inputSchema: Record<string, unknown> }[];
 }
@@ -94,9 +100,14 @@ const version = (createRequire(import.meta.url)('../package.json') as { version:
  * the document cannot drift from what the API accepts.
  * @example res.json(buildOpenApiDocument({ maxTtlMs: 7 * 86_400_000, catalog }))
  */
-export function buildOpenApiDocument({ maxTtlMs, jobTypes: registered }: OpenApiOptions): Json {
+export function buildOpenApiDocument({
+  maxTtlMs,
+  minEveryMs = DEFAULT_MIN_SCHEDULE_EVERY_MS,
+  jobTypes: registered,
+}: OpenApiOptions): Json {
   const requests = componentSchemas('input', {
     CreateJobRequest: createJobRequestSchema(maxTtlMs),
+    CreateScheduleRequest: createScheduleRequestSchema(maxTtlMs, minEveryMs),
     Callback: callbackSchema,
     InputResponseRequest: inputResponseRequestSchema,
     BatchSubmitRequest: z.strictObject({
@@ -116,12 +127,15 @@ export function buildOpenApiDocument({ maxTtlMs, jobTypes: registered }: OpenApi
     // Requests are described as the client writes them (defaults make fields optional) ...
     ...requests,
     ...createJobRequests(requests.CreateJobRequest as Json, registered),
+    CreateScheduleRequest: withoutInputDefault(requests.CreateScheduleRequest as Json),
     // ... responses as the API sends them.
     ...componentSchemas('output', {
       TaskStatus: taskStatusSchema,
       TaskHandle: taskHandleSchema,
       TaskResult: taskResultSchema,
       TaskList: taskListSchema,
+      Schedule: scheduleSchema,
+      ScheduleList: scheduleListSchema,
       Problem: problemSchema,
       TaskConflictProblem: taskConflictSchema,
       WebhookPayload: webhookPayloadSchema,
@@ -176,9 +190,13 @@ export function buildOpenApiDocument({ maxTtlMs, jobTypes: registered }: OpenApi
         name: 'live updates',
         description: 'Server-Sent Events and webhooks (to long-poll, pass `wait` to the result)',
       },
+      {
+        name: 'schedules',
+        description: 'Recurring tasks: each tick of a cron or period submits one task',
+      },
       { name: 'operations', description: 'Health, readiness, metrics and this document' },
     ],
-    paths: paths(jobTypes),
+    paths: paths(jobTypes, minEveryMs),
     // Inline, not a $ref: Swagger UI does not render a webhook whose path item is a reference.
     webhooks: { 'task.updated': webhookDelivery() },
     components: {
@@ -198,8 +216,9 @@ export function buildOpenApiDocument({ maxTtlMs, jobTypes: registered }: OpenApi
   };
 }
 
-function paths(jobTypes: string): Json {
+function paths(jobTypes: string, minEveryMs: number): Json {
   const task = [ref('parameters', 'TaskId')];
+  const schedule = [ref('parameters', 'ScheduleId')];
   const handle = (description: string, extra: Json = {}) => ({
     description,
     ...extra,
@@ -222,8 +241,74 @@ function paths(jobTypes: string): Json {
     '507': ref('responses', 'StoreFull'),
   };
   const open = { security: [], tags: ['operations'] };
+  const onSchedule = { ...common, '404': ref('responses', 'ScheduleNotFound') };
 
   return {
+    '/v1/schedules': {
+      post: {
+        operationId: 'createSchedule',
+        tags: ['schedules'],
+        summary: 'Create a schedule (a recurring task)',
+        description: [
+          'Each tick submits `{type, input, ttlMs?, timeoutMs?}` as `POST /v1/jobs` would, for the',
+          "caller's tenant: an ordinary task whose handle carries `scheduleId` (list them with",
+          '`GET /v1/jobs?scheduleId=`). Ticks come from `cron` (5 fields, or 6 with seconds; read',
+          'in `tz`, default UTC) or `everyMs` (the first at once), never both. One task per tick,',
+          'however many API and worker processes run. A cron that does not parse, an unknown time',
+          `zone, or runs closer than ${minEveryMs} ms apart are \`400\`; the type and input are`,
+          'checked as a submit checks them (unknown type `400`, input that does not match `422`).',
+          'A tick whose submit is refused later (the input no longer matches, a tenant cap) makes',
+          'no task and sets `lastError`.',
+        ].join(' '),
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: ref('schemas', 'CreateScheduleRequest'),
+              example: { type: 'echo', input: { report: 'daily' }, cron: '0 6 * * *', tz: 'UTC' },
+            },
+          },
+        },
+        responses: {
+          '201': {
+            description: 'Stored; `nextRunAt` is when its first tick is due.',
+            headers: { Location: ref('headers', 'ScheduleLocation') },
+            content: { 'application/json': { schema: ref('schemas', 'Schedule') } },
+          },
+          '400': ref('responses', 'BadRequest'),
+          '409': problem('The tenant has as many schedules as allowed (`LONGRUN_MAX_SCHEDULES`).'),
+          '422': ref('responses', 'UnprocessableContent'),
+          ...common,
+          ...body,
+        },
+      },
+      get: {
+        operationId: 'listSchedules',
+        tags: ['schedules'],
+        summary: "List the caller's schedules, newest first",
+        responses: {
+          '200': jsonResponse('Every schedule of the tenant.', 'ScheduleList'),
+          ...common,
+        },
+      },
+    },
+    '/v1/schedules/{id}': {
+      parameters: schedule,
+      get: {
+        operationId: 'getSchedule',
+        tags: ['schedules'],
+        summary: 'Get a schedule, with when it runs next and what its last tick did',
+        responses: { '200': jsonResponse('The schedule.', 'Schedule'), ...onSchedule },
+      },
+      delete: {
+        operationId: 'deleteSchedule',
+        tags: ['schedules'],
+        summary: 'Delete a schedule: no tick after this makes a task',
+        description:
+          "The schedule's tasks stay (they expire with their `ttlMs`); a tick being turned into a task while the delete runs may still make that one.",
+        responses: { '204': { description: 'Deleted.' }, ...onSchedule },
+      },
+    },
     '/v1/job-types': {
       get: {
         operationId: 'listJobTypes',
@@ -572,6 +657,13 @@ function parameters(): Json {
       description: 'The task id (`taskId` of the handle). Anything but an id of yours is `404`.',
       schema: jsonSchema(taskIdSchema, 'input'),
     },
+    ScheduleId: {
+      name: 'id',
+      in: 'path',
+      required: true,
+      description: 'The schedule id (`scheduleId`). Anything but an id of yours is `404`.',
+      schema: jsonSchema(taskIdSchema, 'input'),
+    },
     IdempotencyKey: {
       name: 'Idempotency-Key',
       in: 'header',
@@ -595,6 +687,10 @@ function headers(): Json {
   return {
     Location: {
       description: 'Where the task handle lives: `/v1/jobs/{id}`.',
+      schema: { type: 'string', format: 'uri-reference' },
+    },
+    ScheduleLocation: {
+      description: 'Where the schedule lives: `/v1/schedules/{id}`.',
       schema: { type: 'string', format: 'uri-reference' },
     },
     RetryAfter: { description: 'Seconds to wait before asking again.', schema: seconds },
@@ -624,6 +720,9 @@ function problemResponses(): Json {
       headers: { 'WWW-Authenticate': ref('headers', 'WWWAuthenticate') },
     },
     NotFound: problem('No such task for this tenant (or it expired, or the id is not a task id).'),
+    ScheduleNotFound: problem(
+      'No such schedule for this tenant (or it was deleted, or the id is not a schedule id).',
+    ),
     ContentTooLarge: problem('The body is larger than 1 MiB.'),
     UnsupportedMediaType: problem('The body is not `application/json`.'),
     UnprocessableContent: problem(
@@ -781,6 +880,13 @@ function createJobRequests(envelope: Json, registered: OpenApiOptions['jobTypes'
     },
     ...Object.fromEntries(variants.map(({ id, schema }) => [id, schema])),
   };
+}
+
+/** A request whose `input` defaults to `{}`, without the `default` (generators read it as "always there"). */
+function withoutInputDefault(schema: Json): Json {
+  const properties = schema.properties as Record<string, Json>;
+  const { default: _readAsMissing, ...input } = properties.input ?? {};
+  return { ...schema, properties: { ...properties, input } };
 }
 
 /** Whether `{}` (what the API reads a missing `input` as) can never match this input schema. */

@@ -11,26 +11,36 @@ Usage
   longrun cancel <id>           stop it, wherever it runs
   longrun input <id> --input <json>
                                 answer a task that asks for input
-  longrun list [--status <s>] [--type <t>] [--limit <n>] [--cursor <c>]
+  longrun list [--status <s>] [--type <t>] [--schedule <id>] [--limit <n>] [--cursor <c>]
   longrun forget <id>           delete a finished task now
   longrun types                 the job types workers serve (0 workers: their tasks wait)
   longrun types --typescript [--out <file>]
                                 their inputs as TypeScript, for createClient<LongrunJobTypes>()
+  longrun schedules create <type> (--cron <pattern> [--tz <zone>] | --every-ms <n>)
+                [--input <json>] [--ttl-ms <n>] [--run-timeout-ms <n>]
+                                submit <type> on every tick, as your tenant; prints its id
+  longrun schedules list        your schedules, with their next run
+  longrun schedules get <id>    one schedule, with its next run and last task
+  longrun schedules delete <id> stop it (the tasks it made stay)
 
 Options
   --input <json>            job input or answer; @file reads a file, - reads stdin
   --wait                    (submit) wait for the task after submitting it
   --timeout-ms <n>          (submit --wait, wait) stop waiting after n ms (exit 5)
   --idempotency-key <key>   (submit) same key, same input: the same task, run once
-  --ttl-ms <n>              (submit) keep the task this long after creation
+  --ttl-ms <n>              (submit, schedules create) keep the task this long after creation
   --delay-ms <n>            (submit) start it no sooner than n ms from now ("scheduled" until then)
   --run-at <iso>            (submit) start it no sooner than this time, e.g. 2026-12-24T08:00:00Z
-  --run-timeout-ms <n>      (submit) fail a run that takes longer (error.code "timeout");
+  --run-timeout-ms <n>      (submit, schedules create) fail a run that takes longer (error.code "timeout");
                             not --timeout-ms, which bounds the wait
   --callback-url <url>      (submit) POST every status change to this URL
   --callback-secret <s>     (submit) sign those calls (HMAC-SHA256, 16+ characters)
   --status <s>              (list) working, input_required, completed, cancelled, failed
   --type <t>                (list) only tasks of this job type
+  --schedule <id>           (list) only tasks made by this schedule
+  --cron <pattern>          (schedules create) when to run, e.g. '*/15 * * * *' (6 fields: seconds first)
+  --tz <zone>               (schedules create) the time zone --cron is read in (default UTC)
+  --every-ms <n>            (schedules create) run every n ms instead (the first run at once)
   --limit <n>, --cursor <c> (list) page size (1-100) and the next page's cursor
   --typescript              (types) print the types as TypeScript instead of a table
   --out <file>              (types --typescript) write the module to this file, not stdout
@@ -51,6 +61,7 @@ Exit codes
 Example
   export LONGRUN_URL=http://localhost:3000 LONGRUN_API_KEY=dev-…
   longrun submit sleep --input '{"ms":5000}' --wait
+  longrun schedules create echo --input '{"report":"daily"}' --cron '0 6 * * *'
 `;
 
 const OPTIONS = {
@@ -66,6 +77,10 @@ const OPTIONS = {
   'callback-secret': { type: 'string' },
   status: { type: 'string' },
   type: { type: 'string' },
+  schedule: { type: 'string' },
+  cron: { type: 'string' },
+  tz: { type: 'string' },
+  'every-ms': { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
   typescript: { type: 'boolean' },
@@ -103,9 +118,16 @@ const COMMANDS = {
   result: { args: ['id'], options: [] },
   cancel: { args: ['id'], options: [] },
   input: { args: ['id'], options: ['input'] },
-  list: { args: [], options: ['status', 'type', 'limit', 'cursor'] },
+  list: { args: [], options: ['status', 'type', 'schedule', 'limit', 'cursor'] },
   forget: { args: ['id'], options: [] },
   types: { args: [], options: ['typescript', 'out'] },
+  'schedules create': {
+    args: ['type'],
+    options: ['input', 'cron', 'tz', 'every-ms', 'ttl-ms', 'run-timeout-ms'],
+  },
+  'schedules list': { args: [], options: [] },
+  'schedules get': { args: ['id'], options: [] },
+  'schedules delete': { args: ['id'], options: [] },
 } as const satisfies Record<string, { args: readonly string[]; options: readonly OptionName[] }>;
 
 export type CommandName = keyof typeof COMMANDS;
@@ -123,6 +145,10 @@ export interface Values {
   'callback-secret'?: string;
   status?: string;
   type?: string;
+  schedule?: string;
+  cron?: string;
+  tz?: string;
+  'every-ms'?: string;
   limit?: string;
   cursor?: string;
   typescript?: boolean;
@@ -156,10 +182,19 @@ export function parse(argv: string[]): Parsed {
     throw new UsageError((error as Error).message);
   }
   const values = parsed.values as Values;
-  const [name, ...rest] = parsed.positionals;
+  const [first, ...rest] = parsed.positionals;
   if (values.version) return { kind: 'version' };
   if (values.help) return { kind: 'help', asked: true };
-  if (name === undefined) return { kind: 'help', asked: false };
+  if (first === undefined) return { kind: 'help', asked: false };
+  // `schedules` takes a sub-command: `schedules create` etc. are commands of their own.
+  let name = first;
+  if (first === 'schedules') {
+    const sub = rest.shift();
+    if (sub === undefined || !Object.hasOwn(COMMANDS, `schedules ${sub}`)) {
+      throw new UsageError('Usage: longrun schedules create|list|get|delete …');
+    }
+    name = `schedules ${sub}`;
+  }
   if (!Object.hasOwn(COMMANDS, name)) throw new UsageError(`Unknown command "${name}"`);
   const command = name as CommandName;
   const spec = COMMANDS[command];
@@ -179,6 +214,15 @@ export function parse(argv: string[]): Parsed {
   }
   if (values.out !== undefined && !values.typescript) {
     throw new UsageError('--out only applies with --typescript');
+  }
+  if (
+    command === 'schedules create' &&
+    (values.cron === undefined) === (values['every-ms'] === undefined)
+  ) {
+    throw new UsageError('schedules create needs --cron <pattern> or --every-ms <n> (one of them)');
+  }
+  if (values.tz !== undefined && values.cron === undefined) {
+    throw new UsageError('--tz only applies with --cron');
   }
   if (values.typescript && values.json) {
     throw new UsageError('--json and --typescript do not go together: pick one');

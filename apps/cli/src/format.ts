@@ -1,4 +1,4 @@
-import type { JobTypeInfo } from '@longrun/client';
+import type { JobTypeInfo, Schedule } from '@longrun/client';
 import type { TaskHandle, TaskList } from '@longrun/core';
 import { percentOf } from './progress.js';
 
@@ -69,6 +69,51 @@ export function typesTable(types: readonly JobTypeInfo[]): string {
     ]),
   ]);
   return `${lines.join('\n')}\n`;
+}
+
+/** When a schedule runs, in a few words: its cron and zone, or its period. */
+function timing(schedule: Schedule): string {
+  if (schedule.cron !== undefined) return `cron ${schedule.cron} (${schedule.tz ?? 'UTC'})`;
+  return `every ${schedule.everyMs ?? '?'} ms`;
+}
+
+/**
+ * Schedules as a table, newest first.
+ * @example schedulesTable(schedules) // 'SCHEDULE  TYPE  WHEN  NEXT RUN  LAST TASK\n…'
+ */
+export function schedulesTable(schedules: readonly Schedule[]): string {
+  if (schedules.length === 0) return 'no schedules\n';
+  const lines = columns([
+    ['SCHEDULE', 'TYPE', 'WHEN', 'NEXT RUN', 'LAST TASK'],
+    ...schedules.map((s) => [
+      s.scheduleId,
+      s.type,
+      timing(s),
+      s.nextRunAt ?? '-',
+      s.lastError ? `none: ${s.lastError.message}` : (s.lastTaskId ?? '-'),
+    ]),
+  ]);
+  return `${lines.join('\n')}\n`;
+}
+
+/** A schedule as aligned `name  value` lines. */
+export function describeSchedule(schedule: Schedule): string {
+  const rows: [string, string][] = [
+    ['schedule', schedule.scheduleId],
+    ['type', schedule.type],
+    ['input', JSON.stringify(schedule.input)],
+    ['when', timing(schedule)],
+    ['next run', schedule.nextRunAt ?? '-'],
+    ['created', schedule.createdAt],
+  ];
+  if (schedule.ttlMs !== undefined) rows.push(['ttl', `${schedule.ttlMs} ms`]);
+  if (schedule.timeoutMs !== undefined) rows.push(['timeout', `${schedule.timeoutMs} ms`]);
+  if (schedule.lastRunAt !== undefined) rows.push(['last run', schedule.lastRunAt]);
+  if (schedule.lastTaskId !== undefined) rows.push(['last task', schedule.lastTaskId]);
+  if (schedule.lastError) {
+    rows.push(['last error', `${schedule.lastError.at}: ${schedule.lastError.message}`]);
+  }
+  return rows.map(([name, value]) => `${name.padEnd(11)}${value}`).join('\n') + '\n';
 }
 
 /** Rows as left-aligned columns two spaces apart (the last column is not padded). */

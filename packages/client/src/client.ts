@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import {
   problemSchema,
+  scheduleListSchema,
+  scheduleSchema,
   taskHandleSchema,
   taskListSchema,
   taskResultSchema,
   type Callback,
+  type Schedule,
   type TaskHandle,
   type TaskList,
   type TaskResult,
@@ -34,7 +37,7 @@ export interface SubmitOptions {
   ttlMs?: number;
   /** A URL to POST the handle to on every status change, and the secret to sign it with. */
   callback?: Callback;
-  /** BullMQ priority: 1 runs first; unset runs in arrival order. */
+  /** 1 runs first: among this tenant's tasks under fair share (the default), else BullMQ's priority. */
   priority?: number;
   /** Start no sooner than this many ms from now (at most the ttl); `statusMessage` is "scheduled". */
   delayMs?: number;
@@ -58,11 +61,27 @@ export interface ListOptions extends RequestOptions {
   status?: TaskStatus;
   /** Only tasks of this job type. */
   type?: string;
+  /** Only tasks made by this schedule's ticks. */
+  scheduleId?: string;
   /** 1-100, default 20. */
   limit?: number;
   /** `nextCursor` of the previous page. */
   cursor?: string;
 }
+
+/**
+ * When a schedule's tasks are submitted: `cron` (read in `tz`, UTC by default) or `everyMs` (the
+ * first at once); and what each task gets besides its input, as a submit's options.
+ */
+export type CreateScheduleOptions = (
+  { cron: string; tz?: string; everyMs?: never } | { everyMs: number; cron?: never; tz?: never }
+) & {
+  /** How long each run's task is kept, counted from its creation. */
+  ttlMs?: number;
+  /** How long each run may take (no more than the job type's own timeout). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+};
 
 /** One task of {@link LongrunClient.submitBatch}: its type and input, and a submit's options. */
 export type BatchSubmitItem<C extends JobTypeMap = JobTypeMap> = {
@@ -129,6 +148,23 @@ export interface LongrunClient<C extends JobTypeMap = JobTypeMap> {
    * turns them into the type map `createClient<…>()` takes.
    */
   jobTypes(options?: RequestOptions): Promise<JobTypeInfo[]>;
+  /**
+   * Creates a schedule: each tick of `cron` or `everyMs` submits `type` with `input` for you, an
+   * ordinary task whose handle carries the schedule's `scheduleId` (`list({ scheduleId })`).
+   * Not retried on a network error (a retry could make a second schedule): check
+   * `listSchedules()` before creating it again.
+   */
+  createSchedule<T extends JobTypeName<C>>(
+    type: T,
+    input: JobInput<C, T>,
+    options: CreateScheduleOptions,
+  ): Promise<Schedule>;
+  /** Your schedules, newest first, each with `nextRunAt` and what its last tick did. */
+  listSchedules(options?: RequestOptions): Promise<Schedule[]>;
+  /** One schedule. */
+  getSchedule(id: string, options?: RequestOptions): Promise<Schedule>;
+  /** Deletes a schedule: no tick after this makes a task (the tasks it made stay). */
+  deleteSchedule(id: string, options?: RequestOptions): Promise<void>;
 }
 
 /**
@@ -146,6 +182,7 @@ export function createClient<C extends JobTypeMap = JobTypeMap>(
 ): LongrunClient<C> {
   const transport = new Transport(options);
   const task = (id: string, rest = '') => `v1/jobs/${encodeURIComponent(id)}${rest}`;
+  const schedule = (id: string) => `v1/schedules/${encodeURIComponent(id)}`;
 
   return {
     async submit(type, input, opts = {}) {
@@ -233,7 +270,13 @@ export function createClient<C extends JobTypeMap = JobTypeMap>(
       const reply = await transport.request({
         method: 'GET',
         path: 'v1/jobs',
-        query: { status: opts.status, type: opts.type, limit: opts.limit, cursor: opts.cursor },
+        query: {
+          status: opts.status,
+          type: opts.type,
+          scheduleId: opts.scheduleId,
+          limit: opts.limit,
+          cursor: opts.cursor,
+        },
         signal: opts.signal,
         retry: true,
         schema: taskListSchema,
@@ -263,6 +306,56 @@ export function createClient<C extends JobTypeMap = JobTypeMap>(
         schema: jobTypeListSchema,
       });
       return reply.data.jobTypes;
+    },
+
+    async createSchedule(type, input, opts) {
+      const body: Record<string, unknown> = { type, input };
+      if (opts.cron !== undefined) body.cron = opts.cron;
+      if (opts.tz !== undefined) body.tz = opts.tz;
+      if (opts.everyMs !== undefined) body.everyMs = opts.everyMs;
+      if (opts.ttlMs !== undefined) body.ttlMs = opts.ttlMs;
+      if (opts.timeoutMs !== undefined) body.timeoutMs = opts.timeoutMs;
+      const reply = await transport.request({
+        method: 'POST',
+        path: 'v1/schedules',
+        body,
+        signal: opts.signal,
+        // Not retried: a create carries no idempotency key, so a repeat could make a second one.
+        retry: false,
+        schema: scheduleSchema,
+      });
+      return reply.data;
+    },
+
+    async listSchedules(opts = {}) {
+      const reply = await transport.request({
+        method: 'GET',
+        path: 'v1/schedules',
+        signal: opts.signal,
+        retry: true,
+        schema: scheduleListSchema,
+      });
+      return reply.data.schedules;
+    },
+
+    async getSchedule(id, opts = {}) {
+      const reply = await transport.request({
+        method: 'GET',
+        path: schedule(id),
+        signal: opts.signal,
+        retry: true,
+        schema: scheduleSchema,
+      });
+      return reply.data;
+    },
+
+    async deleteSchedule(id, opts = {}) {
+      await transport.request({
+        method: 'DELETE',
+        path: schedule(id),
+        signal: opts.signal,
+        retry: false,
+      });
     },
   };
 }

@@ -10,6 +10,7 @@ export {
   type BatchSubmitItem,
   type BatchSubmitResult,
   type ClientOptions,
+  type CreateScheduleOptions,
   type ListOptions,
   type LongrunClient,
   type RequestOptions,
@@ -32,6 +33,7 @@ export {
 } from './webhook.js';
 export type {
   Callback,
+  Schedule,
   TaskHandle,
   TaskList,
   TaskResult,

@@ -3,6 +3,7 @@ export * from './problem.js';
 export * from './problem-types.js';
 export * from './retry-after.js';
 export * from './schemas.js';
+export * from './schedule.js';
 export * from './task-record.js';
 export * from './task-codec.js';
 export * from './lifecycle.js';

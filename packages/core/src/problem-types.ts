@@ -27,7 +27,7 @@ export const PROBLEM_TYPES = {
     title: 'Bad Request',
     status: [400],
     means:
-      'The request envelope is wrong: an unknown field in the body (e.g. `ttl` for `ttlMs`), a value out of range, a job type no worker has registered, a callback URL that is not allowed, or a malformed query parameter or header (`Idempotency-Key`, `Last-Event-ID`, `wait`, `cursor`, …). `errors` names each field.',
+      'The request envelope is wrong: an unknown field in the body (e.g. `ttl` for `ttlMs`), a value out of range, a job type no worker has registered, a callback URL that is not allowed, a schedule `cron` that does not parse or runs closer together than the API allows, or a malformed query parameter or header (`Idempotency-Key`, `Last-Event-ID`, `wait`, `cursor`, …). `errors` names each field.',
     todo: 'Fix the fields `errors` lists and send the request again; sent unchanged it gets the same answer. `GET /v1/job-types` lists the registered job types, `/openapi.json` every field.',
   },
   'invalid-input': {
@@ -43,6 +43,20 @@ export const PROBLEM_TYPES = {
     means:
       'No task with this id for your key: it never existed, its `ttlMs` has passed, it was deleted, it belongs to another tenant, or the id is not a task id. These look the same on purpose.',
     todo: 'Check the id and the API key. A task past its ttl is gone for good: submit it again, with a longer `ttlMs` if you need its result later. Retrying does not help.',
+  },
+  'schedule-not-found': {
+    title: 'Schedule not found',
+    status: [404],
+    means:
+      'No schedule with this id for your key: it never existed, it was deleted, it belongs to another tenant, or the id is not a schedule id. These look the same on purpose.',
+    todo: '`GET /v1/schedules` lists your schedules. Retrying does not help.',
+  },
+  'too-many-schedules': {
+    title: 'Too many schedules',
+    status: [409],
+    means:
+      'This tenant has as many schedules as the API allows (`LONGRUN_MAX_SCHEDULES`). Nothing was stored.',
+    todo: 'Delete schedules you no longer need (`DELETE /v1/schedules/{id}`), then create this one again.',
   },
   terminal: {
     title: 'Task already finished',

@@ -68,3 +68,8 @@ export class Problem extends Error {
 export function taskNotFound(): Problem {
   return new Problem({ status: 404, title: 'Task not found', code: 'not-found' });
 }
+
+/** A schedule that does not exist or belongs to someone else: both look the same. */
+export function scheduleNotFound(): Problem {
+  return new Problem({ status: 404, title: 'Schedule not found', code: 'schedule-not-found' });
+}

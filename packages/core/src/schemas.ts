@@ -44,7 +44,11 @@ export function createJobRequestSchema(maxTtlMs: number) {
     type: z.string().min(1).max(100),
     input: jsonObjectSchema.default({}),
     ttlMs: z.int().min(MIN_TTL_MS).max(maxTtlMs).optional(),
-    /** BullMQ priority: 1 runs first; without one, jobs run in arrival order ahead of prioritized ones. */
+    /**
+     * 1 runs first. Under fair share (the default) an offset within the tenant's turns: the task
+     * runs `priority - 1` turns after its tenant's next. With fair share off, BullMQ's priority:
+     * without one, jobs run in arrival order ahead of prioritized ones.
+     */
     priority: z.int().min(1).max(2_097_152).optional(),
     callback: callbackSchema.optional(),
     /** Start no sooner than this many ms after the submit (at most the task's ttl). */
@@ -84,6 +88,8 @@ export const listJobsQuerySchema = z.strictObject({
   status: taskStatusSchema.optional(),
   /** Only tasks of this job type. */
   type: z.string().min(1).max(100).optional(),
+  /** Only tasks made by this schedule's ticks. */
+  scheduleId: z.uuid().optional(),
   /** `summary` (default): each task's handle without its result; `full`: with it. */
   view: z.enum(['summary', 'full']).optional(),
   limit: queryInt(1, 100).default(20),
@@ -123,6 +129,8 @@ export const taskHandleSchema = z.object({
   result: z.unknown().optional(),
   error: taskErrorSchema.optional(),
   inputRequest: inputRequestSchema.optional(),
+  /** The schedule whose tick made the task (`POST /v1/schedules`); absent when submitted directly. */
+  scheduleId: z.string().optional(),
 });
 export type TaskHandle = z.infer<typeof taskHandleSchema>;
 

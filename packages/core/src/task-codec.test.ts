@@ -30,6 +30,7 @@ const record: TaskRecord = {
   priority: 3,
   started: true,
   repairs: 1,
+  scheduleId: '00000000-0000-4000-8000-0000000000aa',
 };
 
 function hashOf(fields: string[]): Record<string, string> {
@@ -68,6 +69,17 @@ describe('the record codec', () => {
     );
     expect(summary).not.toHaveProperty('result');
     expect(summary?.status).toBe('completed');
+    // The schedule that made the task is part of both reads; a task submitted directly has none.
+    expect(handle?.scheduleId).toBe(record.scheduleId);
+    expect(summary?.scheduleId).toBe(record.scheduleId);
+    const { scheduleId: _none, ...direct } = record;
+    const plain = hashOf(encodeRecord(direct));
+    expect(
+      decodeHandle(
+        record.id,
+        HANDLE_FIELDS.map((f) => plain[f] ?? null),
+      ),
+    ).not.toHaveProperty('scheduleId');
   });
 
   it('is null for a record that is gone', () => {

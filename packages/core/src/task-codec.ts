@@ -29,6 +29,7 @@ export const FIELD = {
   timeoutMs: 'timeout',
   started: 'started',
   repairs: 'repairs',
+  scheduleId: 'schedule',
   /** Bookkeeping, not part of `TaskRecord`: the last event number (SSE ids). */
   seq: 'seq',
   /** The record's member in its tenant's index. */
@@ -62,6 +63,7 @@ const KINDS: Record<keyof TaskRecord, Kind> = {
   timeoutMs: 'int',
   started: 'bool',
   repairs: 'int',
+  scheduleId: 'string',
 };
 
 /** What a write may carry: any record property; `inputRequest: null` clears it. */
@@ -118,6 +120,8 @@ export const HANDLE_FIELDS = [
   FIELD.progress,
   FIELD.error,
   FIELD.inputRequest,
+  FIELD.scheduleId,
+  // Last, so that a summary (SUMMARY_FIELDS) is this list without it.
   FIELD.result,
 ] as const;
 
@@ -129,8 +133,10 @@ export const SUMMARY_FIELDS = HANDLE_FIELDS.slice(0, -1);
  * when the record is gone.
  */
 export function decodeHandle(id: string, values: readonly (string | null)[]): HandleFields | null {
-  const [tenant, type, status, msg, created, updated, ttl, progress, error, request, result] =
+  const [tenant, type, status, msg, created, updated, ttl, progress, error, request, schedule] =
     values;
+  // The result is the last field: absent from a summary's read (SUMMARY_FIELDS).
+  const result = values[HANDLE_FIELDS.length - 1];
   if (!status || !tenant) return null;
   const view: HandleFields = {
     id,
@@ -145,6 +151,7 @@ export function decodeHandle(id: string, values: readonly (string | null)[]): Ha
   if (progress) view.progress = parseJson(id, FIELD.progress, progress) as HandleFields['progress'];
   if (error) view.error = parseJson(id, FIELD.error, error) as HandleFields['error'];
   if (request) view.inputRequest = parseJson(id, FIELD.inputRequest, request) as never;
+  if (schedule) view.scheduleId = schedule;
   if (result !== null && result !== undefined) view.result = parseJson(id, FIELD.result, result);
   return view;
 }

@@ -32,6 +32,8 @@ export interface TaskRecord {
   started?: boolean;
   /** Times the reconciler added the task's job again. */
   repairs?: number;
+  /** The schedule whose tick made this task (`POST /v1/schedules`); unset: submitted directly. */
+  scheduleId?: string;
 }
 
 /**
@@ -52,6 +54,7 @@ export type HandleFields = Pick<
   | 'result'
   | 'error'
   | 'inputRequest'
+  | 'scheduleId'
 >;
 
 /** One entry of a task's event stream: the state right after a change. */
@@ -110,5 +113,6 @@ export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHand
   if (record.status === 'input_required' && record.inputRequest) {
     handle.inputRequest = record.inputRequest;
   }
+  if (record.scheduleId) handle.scheduleId = record.scheduleId;
   return handle;
 }

@@ -31,7 +31,7 @@ export class CreateBatch extends TurnBatch<CreateItem, CreateOutcome> {
     const [first] = items;
     return items.length === 1 && first
       ? this.store
-          .create(first.record, first.idempotency, first.maxOpenTasks, first.maxBytes)
+          .create(first.record, first.idempotency, first.maxOpenTasks, first.maxBytes, first.fair)
           .then((outcome) => [outcome])
       : this.store.createMany(items);
   }

@@ -12,6 +12,12 @@ export function queueNameFor(definition: { queue?: string }): string {
 /** BullMQ queue of webhook deliveries. */
 export const WEBHOOK_QUEUE_NAME = 'webhooks';
 
+/**
+ * BullMQ queue of schedule ticks: one job scheduler per schedule (BullMQ keys:
+ * `<prefix>:schedules:*`), whose jobs the API processes' tickers turn into tasks.
+ */
+export const SCHEDULE_QUEUE_NAME = 'schedules';
+
 /** Largest createdAt the inverted index member can hold (year 2286). */
 const MAX_MS = 9_999_999_999_999;
 
@@ -30,12 +36,16 @@ export interface TaskKeys {
   tenantPrefix: string;
   /** Every open task of every tenant (members by id), walked by the reconciler. */
   allOpen: string;
+  /** A queue's fair-share tags: a hash of tenant -> virtual start of its last task (decision 33). */
+  fairShare(queue: string): string;
   /** The reconciler's lock and its place in `allOpen`. */
   reconcilerLock: string;
   reconcilerCursor: string;
   idempotency(tenant: string, keyHash: string): string;
   /** List of a task's changes, newest last (SSE replays it). */
   events(id: string): string;
+  /** A task's side channel for the protocol doors (`TaskMessages`): a list of JSON messages. */
+  messages(id: string): string;
   /** Stream of status changes that owe a webhook delivery (the transactional outbox). */
   outbox: string;
   cancelChannel: string;
@@ -50,6 +60,10 @@ export interface TaskKeys {
   jobTypeSeen: string;
   /** Announces "the registry changed" (a new version or worker, or one gone). */
   jobTypesChannel: string;
+  /** A schedule: a hash of its tenant, creation time, what each run submits, and its last run. */
+  schedule(id: string): string;
+  /** The tenant's schedules: a sorted set of schedule id by creation time. */
+  schedules(tenant: string): string;
 }
 
 export function taskKeys(prefix: string): TaskKeys {
@@ -60,10 +74,12 @@ export function taskKeys(prefix: string): TaskKeys {
     usage: (tenant) => `${prefix}:tenant:${tenant}:usage`,
     tenantPrefix: `${prefix}:tenant:`,
     allOpen: `${prefix}:open`,
+    fairShare: (queue) => `${prefix}:fair:${queue}`,
     reconcilerLock: `${prefix}:reconciler:lock`,
     reconcilerCursor: `${prefix}:reconciler:cursor`,
     idempotency: (tenant, keyHash) => `${prefix}:idem:${tenant}:${keyHash}`,
     events: (id) => `${prefix}:events:${id}`,
+    messages: (id) => `${prefix}:messages:${id}`,
     outbox: `${prefix}:outbox`,
     cancelChannel: `${prefix}:cancel`,
     eventsChannel: `${prefix}:task-events:`,
@@ -71,6 +87,8 @@ export function taskKeys(prefix: string): TaskKeys {
     jobTypeWorkers: `${prefix}:jobtypes:workers`,
     jobTypeSeen: `${prefix}:jobtypes:seen`,
     jobTypesChannel: `${prefix}:jobtypes:changed`,
+    schedule: (id) => `${prefix}:schedule:${id}`,
+    schedules: (tenant) => `${prefix}:tenant:${tenant}:schedules`,
   };
 }
 

@@ -78,19 +78,48 @@ end
  * Stores a new task: claims its idempotency key and checks the tenant's open-task cap first.
  * `fields` is a JSON array [field, value, …] of strings: one argument instead of thirty, because
  * the API builds and writes each argument of a command one by one, and decoding the array here
- * costs Redis less than that costs the API (decision 21). Returns 'ok', 'dup <idempotencyValue>'
- * or 'full <openTasks>'.
+ * costs Redis less than that costs the API (decision 21). Returns 'ok' ('ok <priority>' under
+ * fair share), 'dup <idempotencyValue>', 'full <openTasks>' or 'over <usedBytes> <retryAfterMs>'.
  */
 const CREATE = `${APPEND_EVENT}
-local function create(task, index, idem, events, outbox, open_set, usage, all_open, expires_at, member, prune_bound, idem_value, index_ttl, channel, id, cap, now, fields_json)
+-- Fair share (decision 33): the task's BullMQ priority is its tenant's virtual start time. \`fair\`
+-- is a hash of tenant -> the tag of its last task on this queue, \`head\` the queue's prioritized
+-- set (BullMQ scores it priority * 2^32 + a counter), whose first job's priority is the virtual
+-- time now (kept under '#v' for when the set is empty). A tenant's next tag is one step
+-- (1 / its weight) after its last, but never before now: one with a backlog keeps its order, one
+-- that was idle joins the head. An empty set may only mean that the jobs of the last creates are
+-- on their way: the clock starts over only once the queue has been empty with no create for a
+-- second ('#at'), which keeps tags far from BullMQ's largest priority.
+local function fair_priority(fair, head, tenant, step, offset, now_ms)
+  local first = redis.call('ZRANGE', head, 0, 0, 'WITHSCORES')
+  local v
+  if first[2] then
+    v = math.floor(tonumber(first[2]) / 4294967296)
+    redis.call('HSET', fair, '#v', v)
+  else
+    local at = redis.call('HGET', fair, '#at')
+    if not at or tonumber(now_ms) - tonumber(at) > 1000 then
+      redis.call('DEL', fair)
+      v = 0
+    else
+      v = tonumber(redis.call('HGET', fair, '#v') or '0')
+    end
+  end
+  local tag = math.max(v, tonumber(redis.call('HGET', fair, tenant) or '0') + step)
+  redis.call('HSET', fair, tenant, tostring(tag), '#at', now_ms)
+  return math.min(math.max(math.ceil(tag), 1) + offset, 2097152)
+end
+
+local function create(task, index, idem, events, outbox, open_set, usage, all_open, fair, head, expires_at, member, prune_bound, idem_value, index_ttl, channel, id, cap, now, fields_json)
   if idem_value ~= '' then
     local existing = redis.call('GET', idem)
     if existing then return 'dup ' .. existing end
   end
   -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
   redis.call('ZREMRANGEBYSCORE', open_set, '-inf', now)
-  local sp = string.find(cap, ' ', 1, true)
-  local limit, budget = tonumber(string.sub(cap, 1, sp - 1)), tonumber(string.sub(cap, sp + 1))
+  local limits = {}
+  for word in string.gmatch(cap, '%S+') do limits[#limits + 1] = tonumber(word) end
+  local limit, budget, step, offset = limits[1], limits[2], limits[3], limits[4]
   if limit > 0 then
     local open = redis.call('ZCARD', open_set)
     if open >= limit then return 'full ' .. open end
@@ -128,19 +157,22 @@ local function create(task, index, idem, events, outbox, open_set, usage, all_op
     redis.call('PEXPIRE', usage .. '-exp', index_ttl)
   end
   push_event(task, events, outbox, channel, id, false, 1, written['${F.status}'], written['${F.statusMessage}'], written['${F.progress}'], written['${F.updatedAt}'], written['${F.callback}'])
+  if step > 0 then return 'ok ' .. fair_priority(fair, head, written['${F.tenant}'], step, offset, now) end
   return 'ok'
 end
 `;
 
 /**
  * KEYS: task, index, idempotency (or the task key when none), events, outbox, open-tasks set,
- * usage (the tenant's storage budget), every open task.
+ * usage (the tenant's storage budget), every open task, fair-share tags and the queue's
+ * prioritized set (both the task key when fair share is off).
  * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, channel,
- * taskId, limits (`<maxOpenTasks> <maxBytes>`, 0 = none), now, fields (a JSON array, see CREATE).
- * Returns what `create` returns.
+ * taskId, limits (`<maxOpenTasks> <maxBytes> <fairStep> <priorityOffset>`, 0 = none), now,
+ * fields (a JSON array, see CREATE).
+ * Returns what `create` returns ('ok <priority>' under fair share).
  */
 export const CREATE_TASK = `${CREATE}
-return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
 `;
 
 /**
@@ -148,17 +180,17 @@ return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEY
  * on its own and in order, as by CREATE_TASK: a later one sees the idempotency keys and open
  * tasks of the earlier ones.
  * KEYS: outbox, every open task, then for each task: task, index, idempotency (or the task key),
- * events, open set, usage.
+ * events, open set, usage, fair-share tags, prioritized set.
  * ARGV: channel, now, pruneBound, indexTtlMs, then for each task: expiresAt, indexMember,
  * idempotencyValue, taskId, limits, fields.
  * Returns one reply of `create` per task, in order.
  */
 export const CREATE_MANY = `${CREATE}
 local replies = {}
-local n = (#KEYS - 2) / 6
+local n = (#KEYS - 2) / 8
 for i = 0, n - 1 do
-  local k, a = 2 + i * 6, 4 + i * 6
-  replies[i + 1] = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[1], KEYS[k + 5], KEYS[k + 6], KEYS[2],
+  local k, a = 2 + i * 8, 4 + i * 6
+  replies[i + 1] = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[1], KEYS[k + 5], KEYS[k + 6], KEYS[2], KEYS[k + 7], KEYS[k + 8],
     ARGV[a + 1], ARGV[a + 2], ARGV[3], ARGV[a + 3], ARGV[4], ARGV[1], ARGV[a + 4], ARGV[a + 5], ARGV[2], ARGV[a + 6])
 end
 return replies

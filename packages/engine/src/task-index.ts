@@ -15,6 +15,8 @@ export interface ListQuery {
   status?: TaskStatus | undefined;
   /** Only tasks of this job type. */
   type?: string | undefined;
+  /** Only tasks made by this schedule's ticks. */
+  scheduleId?: string | undefined;
   limit: number;
   /** The index member to continue after (exclusive), as the previous page's cursor named it. */
   after?: string | undefined;
@@ -25,8 +27,8 @@ export interface ListQuery {
 /**
  * A tenant's tasks, newest first, from its index (a sorted set of `<inverted time>:<id>`). A page
  * reads, for each entry, only the fields a summary shows (`SUMMARY_FIELDS`: no result, input or
- * answers), so it costs the same whatever the records weigh; the status and type filters work on
- * the same read.
+ * answers), so it costs the same whatever the records weigh; the status, type and schedule filters
+ * work on the same read.
  */
 export class TaskIndex {
   constructor(
@@ -39,7 +41,7 @@ export class TaskIndex {
     tenant: string,
     query: ListQuery,
   ): Promise<{ tasks: HandleFields[]; next: string | null }> {
-    const { status, type, limit } = query;
+    const { status, type, scheduleId, limit } = query;
     const fields = query.view === 'full' ? HANDLE_FIELDS : SUMMARY_FIELDS;
     let after = query.after;
     const tasks: HandleFields[] = [];
@@ -61,7 +63,8 @@ export class TaskIndex {
         if (!view) gone.push(member);
         else if (
           (status === undefined || view.status === status) &&
-          (type === undefined || view.type === type)
+          (type === undefined || view.type === type) &&
+          (scheduleId === undefined || view.scheduleId === scheduleId)
         ) {
           tasks.push(view);
         }

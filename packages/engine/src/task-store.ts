@@ -31,10 +31,24 @@ export interface CreateItem {
   maxOpenTasks?: number;
   /** The tenant's storage budget in bytes (0 = none). */
   maxBytes?: number;
+  /** Fair share: where the task's BullMQ priority comes from (none: no priority is made). */
+  fair?: FairTag | undefined;
+}
+
+/** The inputs of a task's fair-share priority (see `fair_priority` in the create script). */
+export interface FairTag {
+  /** The queue's hash of tenant -> last tag (`TaskKeys.fairShare`). */
+  key: string;
+  /** The queue's BullMQ prioritized set, whose head is the virtual time now. */
+  head: string;
+  /** How far one task moves its tenant's tag: 1 / the tenant's weight. */
+  step: number;
+  /** Added to the tag: the request's own `priority` minus one. */
+  offset: number;
 }
 
 export type CreateOutcome =
-  | { created: true }
+  | { created: true; priority?: number }
   | { created: false; idempotencyValue: string }
   | { created: false; full: true; openTasks: number }
   | { created: false; over: true; usedBytes: number; retryAfterMs: number };
@@ -64,10 +78,11 @@ export class TaskStore {
     idempotency?: { key: string; value: string },
     maxOpenTasks = 0,
     maxBytes = 0,
+    fairTag?: FairTag,
   ): Promise<CreateOutcome> {
     const now = Date.now();
-    const item = this.createItem({ record, idempotency, maxOpenTasks, maxBytes });
-    const [task, index, idem, events, open, usage] = item.keys;
+    const item = this.createItem({ record, idempotency, maxOpenTasks, maxBytes, fair: fairTag });
+    const [task, index, idem, events, open, usage, fair, head] = item.keys;
     const [expiresAt, member, idemValue, id, cap, fields] = item.args;
     const reply = await this.redis.longrunCreate(
       task,
@@ -78,6 +93,8 @@ export class TaskStore {
       open,
       usage,
       this.keys.allOpen,
+      fair,
+      head,
       expiresAt,
       member,
       this.pruneBound(now),
@@ -115,8 +132,8 @@ export class TaskStore {
   }
 
   /** A create's own keys (task, index, idempotency, events, open set) and arguments. */
-  private createItem({ record, idempotency, maxOpenTasks = 0, maxBytes = 0 }: CreateItem): {
-    keys: [string, string, string, string, string, string];
+  private createItem({ record, idempotency, maxOpenTasks = 0, maxBytes = 0, fair }: CreateItem): {
+    keys: [string, string, string, string, string, string, string, string];
     args: [string, string, string, string, string, string];
   } {
     const taskKey = this.keys.task(record.id);
@@ -132,14 +149,16 @@ export class TaskStore {
         this.keys.events(record.id),
         this.keys.openTasks(record.tenant),
         this.keys.usage(record.tenant),
+        fair?.key ?? taskKey,
+        fair?.head ?? taskKey,
       ],
       args: [
         String(record.createdAt + record.ttlMs),
         member,
         idempotency?.value ?? '',
         record.id,
-        // Both limits in one argument: `<maxOpenTasks> <maxBytes>` (0 = none).
-        `${maxOpenTasks} ${maxBytes}`,
+        // The limits and the fair share in one argument (0 = none).
+        `${maxOpenTasks} ${maxBytes} ${fair?.step ?? 0} ${fair?.offset ?? 0}`,
         // The record's fields travel as one JSON array (decision 21).
         JSON.stringify(fields),
       ],
@@ -316,6 +335,7 @@ function eventUpdate(event: LifecycleEventName): RecordUpdate {
 
 function toCreateOutcome(reply: string): CreateOutcome {
   if (reply === 'ok') return { created: true };
+  if (reply.startsWith('ok ')) return { created: true, priority: Number(reply.slice(3)) };
   if (reply.startsWith('dup ')) return { created: false, idempotencyValue: reply.slice(4) };
   if (reply.startsWith('full '))
     return { created: false, full: true, openTasks: Number(reply.slice(5)) };

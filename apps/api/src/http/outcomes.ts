@@ -1,5 +1,5 @@
 import { Problem, taskNotFound, type TaskStatus } from '@longrun/core';
-import type { Conflict, Invalid, SubmitOutcome } from '@longrun/engine';
+import type { Conflict, CreateScheduleOutcome, Invalid, SubmitOutcome } from '@longrun/engine';
 
 /**
  * The engine's outcomes as HTTP problems (RFC 9457): the one place the HTTP door turns them into
@@ -94,6 +94,18 @@ export function submitProblem(
         retryAfter: 1,
       });
   }
+}
+
+/** The problem for a schedule create refused for a reason other than its body. */
+export function scheduleProblem(
+  outcome: Extract<CreateScheduleOutcome, { kind: 'tooManySchedules' }>,
+): Problem {
+  return new Problem({
+    status: 409,
+    title: 'Too many schedules',
+    detail: `This tenant has ${outcome.schedules} schedules (the cap is ${outcome.cap}); delete one first`,
+    code: 'too-many-schedules',
+  });
 }
 
 /** Any outcome that is not the call's success, as the problem to answer. */

@@ -74,6 +74,8 @@ const INIT = `window.addEventListener('load', function () {
  */
 export function docsRouter(options: {
   maxTtlMs: number;
+  /** The shortest schedule period the API takes (`LONGRUN_SCHEDULE_MIN_EVERY_MS`). */
+  minEveryMs?: number;
   /** The job types registered now (the document describes them as they are when served). */
   jobTypes: () => OpenApiOptions['jobTypes'];
 }): Router {
@@ -84,7 +86,8 @@ export function docsRouter(options: {
     const jobTypes = options.jobTypes();
     const key = jobTypes.map((t) => `${t.name}@${t.version ?? ''}`).join();
     if (built?.key !== key) {
-      built = { key, document: buildOpenApiDocument({ maxTtlMs: options.maxTtlMs, jobTypes }) };
+      const { maxTtlMs, minEveryMs } = options;
+      built = { key, document: buildOpenApiDocument({ maxTtlMs, minEveryMs, jobTypes }) };
     }
     return built.document;
   };

@@ -9,7 +9,9 @@ export const approvalAnswerSchema = z.strictObject({
 /** Asks a human a question; completes with their answer `{approved, comment?}`. */
 export const approvalJob = defineJobType({
   name: 'approval',
-  input: z.strictObject({ question: z.string().min(1).max(10_000) }),
+  input: z
+    .strictObject({ question: z.string().min(1).max(10_000) })
+    .describe('Asks a human the question and completes with their answer {approved, comment?}.'),
   async handler({ question }, ctx) {
     return ctx.requestInput({ message: question, schema: approvalAnswerSchema });
   },

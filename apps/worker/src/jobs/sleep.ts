@@ -7,7 +7,11 @@ export const sleepJob = defineJobType({
   name: 'sleep',
   // Long-running: a queue of its own so a burst of sleeps never delays quick jobs.
   queue: 'slow',
-  input: z.strictObject({ ms: z.int().min(0).max(3_600_000) }),
+  input: z
+    .strictObject({ ms: z.int().min(0).max(3_600_000) })
+    .describe(
+      'Waits `ms` milliseconds, reporting progress about once a second; a cancel stops it.',
+    ),
   async handler({ ms }, ctx) {
     const step = Math.max(Math.min(1000, ms), 1);
     let slept = 0;

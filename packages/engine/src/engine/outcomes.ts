@@ -1,4 +1,4 @@
-import type { TaskHandle, TaskResult, TaskStatus } from '@longrun/core';
+import type { Schedule, TaskHandle, TaskResult, TaskStatus } from '@longrun/core';
 
 /**
  * What the engine's calls answer. Each door (HTTP, MCP, A2A) maps these to its own responses;
@@ -66,6 +66,19 @@ export type ForgetOutcome = { kind: 'forgotten' } | NotFound | Conflict;
 
 export type ListOutcome =
   { kind: 'page'; tasks: TaskHandle[]; nextCursor: string | null } | Invalid;
+
+export type CreateScheduleOutcome =
+  | { kind: 'created'; schedule: Schedule }
+  | Invalid
+  /** The tenant has as many schedules as it may (`cap`). */
+  | { kind: 'tooManySchedules'; schedules: number; cap: number };
+
+/** A schedule of another tenant is `notFound`, exactly like a missing one. */
+export type GetScheduleOutcome = { kind: 'found'; schedule: Schedule } | NotFound;
+
+export type ScheduleListOutcome = { kind: 'list'; schedules: Schedule[] };
+
+export type DeleteScheduleOutcome = { kind: 'deleted' } | NotFound;
 
 export const notFound: NotFound = { kind: 'notFound' };
 

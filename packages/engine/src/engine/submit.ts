@@ -12,7 +12,7 @@ import { stableJson } from '../stable-json.js';
 import type { RegisteredJobType } from '../registry/job-type-registry.js';
 import type { JobTypeDirectory } from '../registry/job-type-directory.js';
 import type { TaskQueue } from '../task-queue.js';
-import type { TaskStore } from '../task-store.js';
+import type { FairTag, TaskStore } from '../task-store.js';
 import type { WebhookTargetPolicy } from '../webhook-target.js';
 import { invalid, type SubmitOutcome } from './outcomes.js';
 
@@ -28,6 +28,8 @@ export interface SubmitDeps {
   maxOpenTasks: number;
   /** See `TaskEngineOptions.tenantMaxBytes`. */
   tenantMaxBytes?: number | undefined;
+  /** See `TaskEngineOptions.fairShare` (unset: on, every weight 1). */
+  fairShare?: FairShareOptions | false | undefined;
   /** Runs one Redis step within the request deadline (`TaskQueue.run`). */
   redis<T>(operation: () => Promise<T>): Promise<T>;
   /** Waits, within the deadline, for the connection to be ready. */
@@ -36,10 +38,18 @@ export interface SubmitDeps {
   crashAt?: string | undefined;
 }
 
+/** How the workers are shared between tenants (decision 33). */
+export interface FairShareOptions {
+  /** A tenant's share relative to others (default 1): weight 2 takes two turns to another's one. */
+  weights?: ReadonlyMap<string, number> | undefined;
+}
+
 export interface SubmitOptions {
   idempotencyKey?: string | undefined;
   /** Carried in the job so the worker's log lines can name the request that made the task. */
   requestId?: string | undefined;
+  /** The schedule whose tick submits this task (kept in the record, shown on the handle). */
+  scheduleId?: string | undefined;
 }
 
 type Idempotency = { key: string; value: string };
@@ -72,12 +82,14 @@ export class Submitter {
     const timing = this.checkTiming(request, definition);
     if (timing) return timing;
     const record = this.newRecord(tenant, request, definition);
+    if (opts.scheduleId) record.scheduleId = opts.scheduleId;
     const idempotency = opts.idempotencyKey
       ? this.claim(tenant, record.id, opts.idempotencyKey, request)
       : undefined;
     const enqueue = { priority: request.priority, requestId: opts.requestId };
     const maxBytes = this.deps.tenantMaxBytes ?? 0;
-    if (!idempotency && this.deps.maxOpenTasks === 0 && maxBytes === 0) {
+    const fair = this.fairTag(tenant, request, definition);
+    if (!idempotency && this.deps.maxOpenTasks === 0 && maxBytes === 0 && !fair) {
       return this.unguarded(record, definition, enqueue);
     }
     if (!this.deps.jobs.ready) await this.deps.untilReady();
@@ -86,6 +98,7 @@ export class Submitter {
       idempotency,
       maxOpenTasks: this.deps.maxOpenTasks,
       maxBytes,
+      fair,
     });
     const outcome = await this.deps
       .redis(() => pending.outcome)
@@ -111,6 +124,8 @@ export class Submitter {
     }
     if (!outcome.created) return this.replay(tenant, outcome.idempotencyValue, idempotency);
     if (this.deps.crashAt === 'after-create') process.kill(process.pid, 'SIGKILL');
+    // Under fair share the job's priority is the tenant's turn, given by the create.
+    if (outcome.priority !== undefined) enqueue.priority = outcome.priority;
     try {
       await this.deps.redis(() => this.deps.jobs.enqueue(record, definition, enqueue));
     } catch (error) {
@@ -220,6 +235,26 @@ export class Submitter {
       ...(request.priority ? { priority: request.priority } : {}),
       ...(later ? { runAt } : {}),
       ...(request.timeoutMs ? { timeoutMs: request.timeoutMs } : {}),
+    };
+  }
+
+  /**
+   * Where the task's turn comes from under fair share: its queue's tags, the tenant's step, and
+   * its own `priority` as an offset (priority 3 runs two turns after the tenant's next).
+   */
+  private fairTag(
+    tenant: string,
+    request: CreateJobRequest,
+    definition: RegisteredJobType,
+  ): FairTag | undefined {
+    const fair = this.deps.fairShare;
+    if (fair === false) return undefined;
+    const queue = this.deps.jobs.queueFor(definition.name);
+    return {
+      key: this.deps.store.keys.fairShare(queue.name),
+      head: queue.toKey('prioritized'),
+      step: 1 / (fair?.weights?.get(tenant) ?? 1),
+      offset: (request.priority ?? 1) - 1,
     };
   }
 

@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import {
+  DEFAULT_MAX_SCHEDULES,
+  DEFAULT_MIN_SCHEDULE_EVERY_MS,
   inputResponseRequestSchema,
   isTerminal,
   isTaskId,
@@ -18,6 +20,7 @@ import { TaskLog } from '../task-log.js';
 import { TaskQueue } from '../task-queue.js';
 import { TaskStore } from '../task-store.js';
 import type { TaskEvents } from '../task-events.js';
+import { TaskMessages } from '../task-messages.js';
 import type { TaskWorkerLogger } from '../worker/job-data.js';
 import type { WebhookTargetPolicy } from '../webhook-target.js';
 import { InputValidator } from './answer-validator.js';
@@ -35,8 +38,13 @@ import {
   type NotFound,
   type ResultOutcome,
   type SubmitOutcome,
+  type CreateScheduleOutcome,
+  type DeleteScheduleOutcome,
+  type GetScheduleOutcome,
+  type ScheduleListOutcome,
 } from './outcomes.js';
-import { Submitter, type SubmitOptions } from './submit.js';
+import { Schedules } from './schedules.js';
+import { Submitter, type FairShareOptions, type SubmitOptions } from './submit.js';
 import { TaskWatch, type OpenWatch } from './watch.js';
 
 export interface TaskEngineOptions {
@@ -63,11 +71,24 @@ export interface TaskEngineOptions {
    * counted when written, given back on expiry or delete; 0 (default) = no budget.
    */
   tenantMaxBytes?: number | undefined;
+  /**
+   * Fair share of the workers between tenants (decision 33): each task's BullMQ priority is its
+   * tenant's virtual start time, so tenants take turns at the head of a queue. `false` queues in
+   * arrival order (default: on, every tenant weight 1).
+   */
+  fairShare?: FairShareOptions | false | undefined;
   logger?: TaskWorkerLogger | undefined;
   /** How often a watch re-checks without a wake-up (default 15 s). */
   heartbeatMs?: number | undefined;
   /** Test hook, see `SubmitDeps.crashAt`. */
   crashAt?: string | undefined;
+  /** Schedules one tenant may have (default 100, `LONGRUN_MAX_SCHEDULES`). */
+  maxSchedules?: number | undefined;
+  /**
+   * The shortest `everyMs` of a schedule, and the closest two runs of its cron may be (default
+   * 1000, `LONGRUN_SCHEDULE_MIN_EVERY_MS`).
+   */
+  scheduleMinEveryMs?: number | undefined;
 }
 
 /**
@@ -81,10 +102,13 @@ export class TaskEngine {
   readonly log: TaskLog;
   readonly jobs: TaskQueue;
   readonly events: TaskEvents;
+  /** Each task's side channel for the protocol doors (MCP's task message queue). */
+  readonly messages: TaskMessages;
   private readonly index: TaskIndex;
   private readonly submitter: Submitter;
   private readonly watcher: TaskWatch;
   private readonly answers = new InputValidator();
+  private readonly schedules: Schedules;
 
   /** See `TaskEngineOptions.tenantMaxBytes` (0: no budget). */
   get tenantMaxBytes(): number {
@@ -102,12 +126,24 @@ export class TaskEngine {
     });
     this.events = opts.events;
     const redis = <T>(operation: () => Promise<T>) => this.redis(operation);
+    this.messages = new TaskMessages(opts.connection, this.store.keys, opts.events, redis);
     this.submitter = new Submitter({
       ...opts,
       store: this.store,
       jobs: this.jobs,
       redis,
       untilReady: () => this.redis(() => Promise.resolve()),
+    });
+    this.schedules = new Schedules({
+      connection: opts.connection,
+      prefix: opts.prefix,
+      types: opts.types,
+      maxTtlMs: opts.maxTtlMs,
+      minEveryMs: this.scheduleMinEveryMs,
+      maxPerTenant: opts.maxSchedules ?? DEFAULT_MAX_SCHEDULES,
+      redis,
+      submit: (tenant, body, submitOpts) => this.submitter.submit(tenant, body, submitOpts),
+      logger: opts.logger,
     });
     this.watcher = new TaskWatch({
       store: this.store,
@@ -159,7 +195,7 @@ export class TaskEngine {
   async list(tenant: string, query: unknown): Promise<ListOutcome> {
     const parsed = listJobsQuerySchema.safeParse(query);
     if (!parsed.success) return invalid(400, 'The query is invalid', fieldErrors(parsed.error));
-    const { status, type, limit, cursor, view } = parsed.data;
+    const { status, type, scheduleId, limit, cursor, view } = parsed.data;
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     if (after === null) {
       return invalid(400, 'The query is invalid', [
@@ -167,7 +203,7 @@ export class TaskEngine {
       ]);
     }
     const page = await this.redis(() =>
-      this.index.page(tenant, { status, type, limit, after, view }),
+      this.index.page(tenant, { status, type, scheduleId, limit, after, view }),
     );
     return {
       kind: 'page',
@@ -282,7 +318,45 @@ export class TaskEngine {
     return this.jobs.run(operation, this.opts.redisTimeoutMs);
   }
 
+  /** See `TaskEngineOptions.scheduleMinEveryMs`. */
+  get scheduleMinEveryMs(): number {
+    return this.opts.scheduleMinEveryMs ?? DEFAULT_MIN_SCHEDULE_EVERY_MS;
+  }
+
+  /**
+   * Creates a recurring task: each tick of its `cron` or `everyMs` submits `{type, input, ttlMs?,
+   * timeoutMs?}` for the tenant, as `submit` would, the task carrying the schedule's id.
+   */
+  createSchedule(tenant: string, body: unknown): Promise<CreateScheduleOutcome> {
+    return this.schedules.create(tenant, body);
+  }
+
+  /** The tenant's schedules, newest first, each with when it runs next. */
+  listSchedules(tenant: string): Promise<ScheduleListOutcome> {
+    return this.schedules.list(tenant);
+  }
+
+  /** One schedule of the tenant (another tenant's is `notFound`). */
+  getSchedule(tenant: string, id: string): Promise<GetScheduleOutcome> {
+    return this.schedules.get(tenant, id);
+  }
+
+  /** Deletes a schedule: no tick after it makes a task. Its tasks stay. */
+  deleteSchedule(tenant: string, id: string): Promise<DeleteScheduleOutcome> {
+    return this.schedules.delete(tenant, id);
+  }
+
+  /**
+   * Starts turning schedule ticks into tasks in this process, on `connection`, a worker-role
+   * connection (`createRedis(url, 'worker')`) the caller closes after `close()`. API processes
+   * run one each; BullMQ gives each tick to one of them.
+   */
+  startScheduleTicker(connection: Redis): Promise<void> {
+    return this.schedules.startTicker(connection);
+  }
+
   async close(): Promise<void> {
+    await this.schedules.close();
     await this.jobs.close();
   }
 
@@ -306,3 +380,4 @@ export class TaskEngine {
     }
   }
 }
+export type { FairShareOptions } from './submit.js';

@@ -1,0 +1,66 @@
+import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
+import { AGENT_CARD_PATH, AgentCard } from '@a2a-js/sdk';
+import { A2A_ERROR_CODE, RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
+import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
+import type { TaskEngine } from '@longrun/engine';
+import type { Logger } from 'pino';
+import { BODY_LIMIT } from '../http/json-body.js';
+import { agentCard, baseUrlOf, JSONRPC_PATH, REST_PATH } from './card.js';
+import { Caller } from './caller.js';
+import { EngineRequestHandler } from './request-handler.js';
+
+/**
+ * The A2A v1.0 door: the Agent Card at `/.well-known/agent-card.json` (no key: discovery), and
+ * the SDK's JSON-RPC (`/a2a/jsonrpc`) and HTTP+JSON (`/a2a/rest`) bindings over
+ * `EngineRequestHandler`. `before` (the bearer key's tenant, limits) runs first on everything
+ * under `/a2a`, so other paths there are authenticated before the app's 404.
+ * @example app.use(a2aRouter(engine, [requireTenant(keys)], logger))
+ */
+export function a2aRouter(engine: TaskEngine, before: RequestHandler[], logger?: Logger): Router {
+  const router = express.Router();
+  const requestHandler = new EngineRequestHandler(engine, logger);
+
+  router.get(`/${AGENT_CARD_PATH}`, (req, res) => {
+    const card = agentCard(baseUrlOf(req), engine.knownJobTypes);
+    // Skills follow the registry and URLs the request: revalidate, and keep variants apart.
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('Vary', 'Host, X-Forwarded-Host, X-Forwarded-Proto');
+    res.json(AgentCard.toJSON(card));
+  });
+
+  router.use('/a2a', ...before);
+  const bindings = { requestHandler, userBuilder: Caller.of };
+  router.use(JSONRPC_PATH, readBody, jsonRpcParseError, jsonRpcHandler(bindings));
+  router.use(REST_PATH, readBody, restParseError, restHandler(bindings));
+  return router;
+}
+
+/**
+ * Reads a JSON body up to the HTTP door's limit (the SDK's own parser would stop at 100 kB and
+ * then finds the body read). Other content types are left to the SDK, which refuses them.
+ */
+const readBody = express.json({
+  limit: BODY_LIMIT,
+  strict: false,
+  type: ['application/json', 'application/a2a+json'],
+});
+
+/** Whether body-parser could not parse the JSON (too large and the like go to the app's handler). */
+const unparsable = (err: unknown) =>
+  (err as { type?: unknown } | null)?.type === 'entity.parse.failed';
+
+/** Invalid JSON on the JSON-RPC binding: a JSON-RPC parse error, as the SDK answers it. */
+const jsonRpcParseError: ErrorRequestHandler = (err, _req, res, next) => {
+  if (!unparsable(err)) return next(err);
+  res.json({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: A2A_ERROR_CODE.PARSE_ERROR, message: 'Invalid JSON payload.' },
+  });
+};
+
+/** Invalid JSON on the REST binding: 400 with the binding's error body, as the SDK answers it. */
+const restParseError: ErrorRequestHandler = (err, _req, res, next) => {
+  if (!unparsable(err)) return next(err);
+  res.status(400).json(toRestErrorBody(new RequestMalformedError('Invalid JSON payload.'), 400));
+};

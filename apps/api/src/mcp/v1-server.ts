@@ -1,0 +1,123 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import {
+  GetTaskPayloadRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { TaskEngine } from '@longrun/engine';
+import type { Logger } from 'pino';
+import { EngineMessageQueue } from './engine-message-queue.js';
+import { EngineTaskStore } from './engine-task-store.js';
+import type { McpSession } from './session.js';
+import { taskResultHandler } from './task-result.js';
+import { toolsFrom } from './tools.js';
+
+/** What the door says about itself (`serverInfo`). */
+export const SERVER_INFO = { name: 'longrun', version: '0.1.0' };
+
+/**
+ * The instructions `initialize` (and V2 `server/discover`) gives a model: how longrun's tools
+ * behave, which the tool descriptions do not repeat.
+ */
+export const INSTRUCTIONS =
+  'Each tool runs a longrun job type as a durable task: call it as a task, poll tasks/get at ' +
+  'the pollInterval it gives, and collect the result (tasks/result). A task that needs input ' +
+  'asks for it through elicitation. Tasks are the API key owner’s, visible over HTTP too ' +
+  '(GET /v1/jobs/<taskId>).';
+
+export interface V1RequestDeps {
+  engine: TaskEngine;
+  tenant: string;
+  session: McpSession;
+  maxTtlMs: number;
+  requestId?: string | undefined;
+  logger?: Logger | undefined;
+  /** One validator for every request (the SDK would compile a new ajv per server). */
+  validator: jsonSchemaValidator;
+  /** Aborted when the HTTP request is gone. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * The SDK server for one HTTP request of the 2025-11-25 door: an `McpServer` with every
+ * registered job type as a task tool (`registerToolTask`), the engine-backed `TaskStore` and
+ * Redis task message queue of the caller's tenant, on a stateless transport (decision 34). It
+ * holds nothing after the request: every replica builds the same one from Redis.
+ *
+ * Two SDK handlers are replaced: `tools/list`, so each tool shows its registry's JSON Schema
+ * unchanged (the SDK would regenerate it from a zod schema), and `tasks/result`, which holds on
+ * the engine and carries the input side channel across replicas (`taskResultHandler`).
+ */
+export function v1Server(deps: V1RequestDeps): {
+  server: McpServer;
+  transport: StreamableHTTPServerTransport;
+} {
+  const { engine, tenant } = deps;
+  const taskStore = new EngineTaskStore(engine, tenant, {
+    maxTtlMs: deps.maxTtlMs,
+    requestId: deps.requestId,
+    signal: deps.signal,
+  });
+  const queue = new EngineMessageQueue(engine, tenant);
+  const server = new McpServer(SERVER_INFO, {
+    capabilities: {
+      tools: { listChanged: true },
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    },
+    instructions: INSTRUCTIONS,
+    taskStore,
+    taskMessageQueue: queue,
+    defaultTaskPollInterval: engine.pollIntervalMs,
+    jsonSchemaValidator: deps.validator,
+  });
+  const tools = toolsFrom(engine.knownJobTypes);
+  for (const tool of tools) {
+    server.experimental.tasks.registerToolTask(
+      tool.name,
+      {
+        description: tool.description,
+        // The arguments pass through as they are: the engine validates them against the
+        // registry's JSON Schema (ajv), as it does every submit.
+        inputSchema: z.looseObject({}),
+        execution: { taskSupport: tool.taskSupport },
+      },
+      {
+        createTask: async (_args, extra) => ({
+          task: await extra.taskStore.createTask({
+            ...(extra.taskRequestedTtl === undefined ? {} : { ttl: extra.taskRequestedTtl }),
+            pollInterval: engine.pollIntervalMs,
+          }),
+        }),
+        getTask: (_args, extra) => extra.taskStore.getTask(extra.taskId),
+        // The store answers a tool result (`toolResultOf`); its interface says only `Result`.
+        getTaskResult: async (_args, extra) =>
+          (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+      },
+    );
+  }
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools.map((tool): Tool => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema as Tool['inputSchema'],
+      execution: { taskSupport: tool.taskSupport },
+    })),
+  }));
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  server.server.setRequestHandler(
+    GetTaskPayloadRequestSchema,
+    taskResultHandler({
+      engine,
+      tenant,
+      session: deps.session,
+      queue,
+      send: (message, relatedRequestId) => transport.send(message, { relatedRequestId }),
+      logger: deps.logger,
+    }),
+  );
+  return { server, transport };
+}

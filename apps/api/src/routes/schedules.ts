@@ -1,0 +1,63 @@
+import type { IRouter, Request, RequestHandler, Response } from 'express';
+import { scheduleNotFound } from '@longrun/core';
+import type { TaskEngine } from '@longrun/engine';
+import { jsonBody } from '../http/json-body.js';
+import { invalidProblem, scheduleProblem } from '../http/outcomes.js';
+
+/** Where the schedule routes live. */
+const SCHEDULES_PATH = '/v1/schedules';
+/** The collection's route: matches `/v1/schedules` and `/v1/schedules/` (as `/v1/jobs/` does). */
+const COLLECTION = `${SCHEDULES_PATH}/`;
+
+/**
+ * The `/v1/schedules` routes: create, list, read and delete a tenant's recurring tasks. Thin, as
+ * the task routes: each parses what is HTTP's, calls the engine and answers its outcome; another
+ * tenant's schedule is `404` like a missing one. `before` (authentication, limits) runs first on
+ * every one of them, and on any other path under `/v1/schedules` before the app's 404.
+ */
+export function addScheduleRoutes(
+  router: IRouter,
+  engine: TaskEngine,
+  before: RequestHandler[] = [],
+): void {
+  const tenantOf = (res: Response) => res.locals.tenant as string;
+
+  router.post(COLLECTION, ...before, jsonBody(), async (req, res) => {
+    const outcome = await engine.createSchedule(tenantOf(res), req.body);
+    if (outcome.kind === 'invalid') throw invalidProblem(outcome);
+    if (outcome.kind !== 'created') throw scheduleProblem(outcome);
+    // A schedule id is a UUID: nothing in the path needs encoding.
+    res
+      .status(201)
+      .setHeader('Location', `${SCHEDULES_PATH}/${outcome.schedule.scheduleId}`)
+      .json(outcome.schedule);
+  });
+
+  router.get(COLLECTION, ...before, async (_req, res) => {
+    const outcome = await engine.listSchedules(tenantOf(res));
+    res.json({ schedules: outcome.schedules });
+  });
+
+  router.get(
+    `${SCHEDULES_PATH}/:id`,
+    ...before,
+    async (req: Request<{ id: string }>, res: Response) => {
+      const outcome = await engine.getSchedule(tenantOf(res), req.params.id);
+      if (outcome.kind !== 'found') throw scheduleNotFound();
+      res.json(outcome.schedule);
+    },
+  );
+
+  router.delete(
+    `${SCHEDULES_PATH}/:id`,
+    ...before,
+    async (req: Request<{ id: string }>, res: Response) => {
+      const outcome = await engine.deleteSchedule(tenantOf(res), req.params.id);
+      if (outcome.kind !== 'deleted') throw scheduleNotFound();
+      res.status(204).end();
+    },
+  );
+
+  // Any other path or method under /v1/schedules: authenticated (and limited), then the 404.
+  router.use(SCHEDULES_PATH, ...before);
+}

@@ -1,0 +1,167 @@
+// Fair share of the workers between tenants (issue 13, decision 33): a tenant's task is not
+// stuck behind another tenant's backlog. Real API, real Redis, a real SDK worker started only
+// once the tasks are queued, so the order the queue hands them out is the order they run in.
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { createCatalog } from '@longrun/core';
+import { createWorker, defineJobType, type LongrunWorker } from '@longrun/worker';
+import { waitFor } from './helpers/http.js';
+import { KEY_B, startInProcessApi, uniquePrefix, type InProcessApi } from './helpers/service.js';
+
+const redis = new Redis(inject('redisUrl'));
+let api: InProcessApi | undefined;
+let worker: LongrunWorker | undefined;
+
+afterEach(async () => {
+  await worker?.close();
+  await api?.close();
+  worker = api = undefined;
+});
+
+/** Appends `<who>:<n>` to a list as it runs: the order the queue handed the jobs out. */
+function orderJob(prefix: string) {
+  return defineJobType({
+    name: 'mark',
+    input: z.object({ who: z.string(), n: z.int(), ms: z.int().default(0) }),
+    handler: async ({ who, n, ms }) => {
+      await redis.rpush(`${prefix}:test:order`, `${who}:${n}`);
+      if (ms) await new Promise((r) => setTimeout(r, ms));
+      return { n };
+    },
+  });
+}
+
+/** The API with the `mark` type registered (no worker takes jobs yet). */
+async function start(opts: Parameters<typeof startInProcessApi>[0] = {}): Promise<InProcessApi> {
+  const prefix = uniquePrefix();
+  api = await startInProcessApi({
+    prefix,
+    register: createCatalog([orderJob(prefix)]),
+    ...opts,
+  });
+  return api;
+}
+
+async function runWorker(prefix: string, concurrency: number): Promise<void> {
+  worker = createWorker({
+    redisUrl: inject('redisUrl'),
+    prefix,
+    jobs: [orderJob(prefix)],
+    concurrency,
+    logger: pino({ level: 'silent' }),
+    webhooks: false,
+  });
+  await worker.start();
+}
+
+async function submitMany(
+  service: InProcessApi,
+  tenant: 'alpha' | 'beta',
+  from: number,
+  count: number,
+  ms = 0,
+): Promise<void> {
+  const tasks = Array.from({ length: count }, (_, i) => ({
+    type: 'mark',
+    input: { who: tenant, n: from + i, ms },
+  }));
+  const res = await service.http('POST', '/v1/jobs/batch', {
+    body: { tasks },
+    ...(tenant === 'beta' ? { key: KEY_B } : {}),
+  });
+  expect(res.status).toBe(207);
+  expect(res.body.results.every((r: { status: number }) => r.status === 202)).toBe(true);
+}
+
+async function runOrder(prefix: string, expected: number): Promise<string[]> {
+  return waitFor(
+    async () => {
+      const order = await redis.lrange(`${prefix}:test:order`, 0, -1);
+      return order.length >= expected && order;
+    },
+    { timeoutMs: 20_000, what: `${expected} runs` },
+  );
+}
+
+describe('fair share between tenants', () => {
+  it('tenants take turns: one with a backlog does not hold back another', async () => {
+    const service = await start();
+    await submitMany(service, 'alpha', 1, 40);
+    await submitMany(service, 'beta', 1, 3);
+    await runWorker(service.prefix, 1);
+    const order = await runOrder(service.prefix, 43);
+    // Beta's three run among alpha's first four, not after alpha's forty.
+    expect(order.slice(0, 6)).toEqual([
+      'alpha:1',
+      'beta:1',
+      'alpha:2',
+      'beta:2',
+      'alpha:3',
+      'beta:3',
+    ]);
+    // Each tenant's own tasks keep the order they were submitted in.
+    const alpha = order.filter((o) => o.startsWith('alpha:')).map((o) => Number(o.slice(6)));
+    expect(alpha).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+  });
+
+  it('a tenant arriving late starts within a turn of the head, not after the backlog', async () => {
+    const service = await start();
+    await submitMany(service, 'alpha', 1, 100, 20);
+    await submitMany(service, 'alpha', 101, 100, 20);
+    await runWorker(service.prefix, 2);
+    // Alpha's backlog is being worked through when beta's one task arrives.
+    await runOrder(service.prefix, 20);
+    await submitMany(service, 'beta', 1, 1);
+    const order = await waitFor(
+      async () => {
+        const list = await redis.lrange(`${service.prefix}:test:order`, 0, -1);
+        return list.includes('beta:1') && list;
+      },
+      { timeoutMs: 20_000, what: "beta's task to run" },
+    );
+    const before = order.indexOf('beta:1');
+    // In arrival order it would run after all 200 of alpha's; here within a few turns (the jobs
+    // already taken by the two slots, and alpha's at the head).
+    expect(before).toBeLessThan(40);
+    expect(order.length).toBeLessThan(60);
+  });
+
+  it('weights: a tenant of weight 3 gets three turns to one', async () => {
+    const service = await start({ fairShare: { weights: new Map([['beta', 3]]) } });
+    await submitMany(service, 'alpha', 1, 30);
+    await submitMany(service, 'beta', 1, 30);
+    await runWorker(service.prefix, 1);
+    const order = (await runOrder(service.prefix, 60)).slice(0, 24);
+    const beta = order.filter((o) => o.startsWith('beta:')).length;
+    // 3 of every 4 turns while both have a backlog (18 of 24), give or take the first round.
+    expect(beta).toBeGreaterThanOrEqual(16);
+    expect(beta).toBeLessThanOrEqual(19);
+  });
+
+  it('a task’s own priority moves it within its tenant’s turns', async () => {
+    const service = await start();
+    await submitMany(service, 'alpha', 1, 5);
+    const res = await service.http('POST', '/v1/jobs', {
+      body: { type: 'mark', input: { who: 'alpha', n: 99 }, priority: 1 },
+    });
+    expect(res.status).toBe(202);
+    const late = await service.http('POST', '/v1/jobs', {
+      body: { type: 'mark', input: { who: 'alpha', n: 0 }, priority: 50 },
+    });
+    expect(late.status).toBe(202);
+    await runWorker(service.prefix, 1);
+    const order = await runOrder(service.prefix, 7);
+    expect(order.at(-1)).toBe('alpha:0');
+  });
+
+  it('LONGRUN_FAIR_SHARE=off queues in arrival order across tenants', async () => {
+    const service = await start({ fairShare: false });
+    await submitMany(service, 'alpha', 1, 10);
+    await submitMany(service, 'beta', 1, 2);
+    await runWorker(service.prefix, 1);
+    const order = await runOrder(service.prefix, 12);
+    expect(order.slice(10)).toEqual(['beta:1', 'beta:2']);
+  });
+});
