@@ -3,7 +3,9 @@
  * with the bearer key) against the running service: two API processes on one Redis prefix and
  * the stock worker process. Tasks are created through one replica and read, answered, watched
  * and cancelled through the other, over both bindings (JSON-RPC on one, HTTP+JSON on the other),
- * and are the same tasks `GET /v1/jobs/<id>` shows.
+ * and are the same tasks `GET /v1/jobs/<id>` shows. Push notifications go to a receiver on
+ * 127.0.0.1 (which LONGRUN_WEBHOOK_ALLOW lets the API and the worker reach), sent by the worker's
+ * webhook delivery.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -16,13 +18,13 @@ import {
 } from '@a2a-js/sdk/client';
 import {
   Role,
+  StreamResponse,
   TaskState,
   type SendMessageRequest,
-  type StreamResponse,
   type Task,
+  type TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import {
-  PushNotificationNotSupportedError,
   RequestMalformedError,
   TaskNotCancelableError,
   TaskNotFoundError,
@@ -32,6 +34,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createRedis, taskKeys } from '@longrun/engine';
 import { httpClient, waitFor } from './helpers/http.js';
 import { startApiProcess, type ApiProcess, type Proc } from './helpers/processes.js';
+import { promptReceiver, type PromptReceiver } from './helpers/receivers.js';
 import { API_KEYS, KEY_A, KEY_B, startWorker, uniquePrefix } from './helpers/service.js';
 
 const cleanups = new Set<() => unknown>();
@@ -44,16 +47,21 @@ let viaOne: Client;
 let viaTwo: Client;
 /** Tenant beta, through replica two. */
 let beta: Client;
+/** Where push notifications go (127.0.0.1). */
+let receiver: PromptReceiver;
 
 const env = () => ({
   REDIS_URL: inject('redisUrl'),
   LONGRUN_PREFIX: prefix,
   LONGRUN_API_KEYS: API_KEYS,
+  LONGRUN_WEBHOOK_ALLOW: '127.0.0.1',
 });
 
 beforeAll(async () => {
   prefix = uniquePrefix();
-  worker = await startWorker(prefix);
+  receiver = await promptReceiver();
+  cleanups.add(() => receiver.close());
+  worker = await startWorker(prefix, { LONGRUN_WEBHOOK_ALLOW: '127.0.0.1' });
   cleanups.add(() => worker.stop());
   [one, two] = await Promise.all([
     startApiProcess(cleanups, env()),
@@ -160,6 +168,46 @@ async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamRe
   return events;
 }
 
+/** A push notification config for `receiver` (the SDK's defaults: no id, token or auth). */
+function pushConfig(fields: Partial<TaskPushNotificationConfig> = {}): TaskPushNotificationConfig {
+  return {
+    tenant: '',
+    id: '',
+    taskId: '',
+    url: receiver.url,
+    token: '',
+    authentication: undefined,
+    ...fields,
+  };
+}
+
+const listConfigs = (client: Client, taskId: string) =>
+  client.listTaskPushNotificationConfig({ tenant: '', taskId, pageSize: 10, pageToken: '' });
+const getConfig = (client: Client, taskId: string, id: string) =>
+  client.getTaskPushNotificationConfig({ tenant: '', taskId, id });
+const deleteConfig = (client: Client, taskId: string, id: string) =>
+  client.deleteTaskPushNotificationConfig({ tenant: '', taskId, id });
+
+/**
+ * The A2A push notifications `receiver` got for task `id`, in arrival order: each body read
+ * with the SDK's codec, which finds the task in it (a `StreamResponse`), and its headers.
+ */
+function pushes(id: string) {
+  return receiver.deliveries.flatMap(({ body, headers }) => {
+    if (headers['content-type'] !== 'application/a2a+json') return []; // a longrun webhook
+    const payload = StreamResponse.fromJSON(JSON.parse(body)).payload;
+    return payload?.$case === 'task' && payload.value.id === id
+      ? [{ task: payload.value, headers }]
+      : [];
+  });
+}
+
+const pushed = (id: string, state: TaskState) =>
+  waitFor(async () => pushes(id).find((p) => p.task.status?.state === state), {
+    what: `a push notification of task ${id} in state ${TaskState[state]}`,
+    timeoutMs: 20_000,
+  });
+
 const stateOf = (event: StreamResponse) =>
   event.payload?.$case === 'task' || event.payload?.$case === 'statusUpdate'
     ? (event.payload.$case === 'task' ? event.payload.value : event.payload.value).status?.state
@@ -192,7 +240,7 @@ describe('the Agent Card', () => {
       { url: `${one.url}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       { url: `${one.url}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
     ]);
-    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: false });
+    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
   });
 
   it('everything else under /a2a needs the key', async () => {
@@ -371,23 +419,169 @@ describe('tasks through two replicas', () => {
 });
 
 describe('push notifications', () => {
-  it('are not offered: the card says so, and configs are refused', async () => {
-    const task = await start(viaOne, { type: 'echo', input: {} });
-    await expect(
-      viaOne.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'any' }),
-    ).rejects.toBeInstanceOf(PushNotificationNotSupportedError);
-    const withConfig = send({ type: 'echo', input: {} });
-    withConfig.configuration!.taskPushNotificationConfig = {
-      tenant: '',
-      id: '',
-      taskId: '',
-      url: 'https://hooks.example.com/a2a',
-      token: 't',
-      authentication: undefined,
-    };
-    await expect(viaTwo.sendMessage(withConfig)).rejects.toBeInstanceOf(
-      PushNotificationNotSupportedError,
+  it('a config made on a task gets each status change as it happens, as the A2A task, with its token', async () => {
+    // Started 2 s from now, so the config is there before anything happens.
+    const body = { type: 'approval', input: { question: 'Push it?' }, delayMs: 2000 };
+    const task = await start(viaOne, body, true);
+    const created = await viaTwo.createTaskPushNotificationConfig(
+      pushConfig({ taskId: task.id, token: 'tok-1' }),
     );
+    // No id given: the config's id is the task's.
+    expect(created).toMatchObject({
+      id: task.id,
+      taskId: task.id,
+      url: receiver.url,
+      token: 'tok-1',
+    });
+
+    // The question is pushed while the task waits for it.
+    const asked = await pushed(task.id, TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(statusParts(asked.task)).toEqual(statusParts(await get(viaOne, task.id)));
+    expect(statusParts(asked.task).text).toBe('Push it?');
+    expect(asked.headers['content-type']).toBe('application/a2a+json');
+    expect(asked.headers['x-a2a-notification-token']).toBe('tok-1');
+    expect(asked.headers['longrun-delivery-id']).toMatch(new RegExp(`^${task.id}_\\d+$`));
+    expect(asked.headers).not.toHaveProperty('longrun-signature');
+    expect(asked.headers).not.toHaveProperty('authorization');
+
+    await viaTwo.sendMessage(send({ input: { approved: true, comment: 'pushed' } }, { task }));
+    const done = await pushed(task.id, TaskState.TASK_STATE_COMPLETED);
+    await pushed(task.id, TaskState.TASK_STATE_WORKING); // the answer: working again
+    // The completed push is the task GetTask answers, with the result artifact.
+    expect(done.task).toEqual(await get(viaOne, task.id));
+    expect(result(done.task)).toEqual({ approved: true, comment: 'pushed' });
+    // One push per status change: none for the create or the worker taking the task.
+    const states = pushes(task.id).map((p) => p.task.status?.state);
+    expect(states[0]).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect([...states].sort()).toEqual(
+      [
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        TaskState.TASK_STATE_WORKING,
+        TaskState.TASK_STATE_COMPLETED,
+      ].sort(),
+    );
+    expect(new Set(pushes(task.id).map((p) => p.headers['longrun-delivery-id'])).size).toBe(3);
+  }, 40_000);
+
+  it('a config given at start (SendMessage configuration) sends its authentication; get, list, delete', async () => {
+    const message = send({ type: 'echo', input: { pushed: 'at start' } });
+    message.configuration!.taskPushNotificationConfig = pushConfig({
+      authentication: { scheme: 'Bearer', credentials: 'cred-2' },
+    });
+    const task = (await viaOne.sendMessage(message)) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const done = await pushed(task.id, TaskState.TASK_STATE_COMPLETED);
+    expect(done.headers.authorization).toBe('Bearer cred-2');
+    expect(done.headers).not.toHaveProperty('x-a2a-notification-token');
+    expect(result(done.task)).toEqual({ pushed: 'at start' });
+
+    // The config, through either replica and binding.
+    const expected = {
+      id: task.id,
+      taskId: task.id,
+      url: receiver.url,
+      authentication: { scheme: 'Bearer', credentials: 'cred-2' },
+    };
+    expect((await listConfigs(viaOne, task.id)).configs).toEqual([
+      expect.objectContaining(expected),
+    ]);
+    expect(await getConfig(viaTwo, task.id, task.id)).toMatchObject(expected);
+    await expect(getConfig(viaTwo, task.id, 'another')).rejects.toBeInstanceOf(TaskNotFoundError);
+
+    // Deleted, it is gone; deleting it again is not an error.
+    await deleteConfig(viaTwo, task.id, task.id);
+    expect((await listConfigs(viaOne, task.id)).configs).toEqual([]);
+    expect((await listConfigs(viaTwo, task.id)).configs).toEqual([]);
+    await deleteConfig(viaOne, task.id, task.id);
+    await expect(getConfig(viaOne, task.id, task.id)).rejects.toBeInstanceOf(TaskNotFoundError);
+  });
+
+  it('a task keeps one config: another is refused, the same id replaces it, and after delete nothing is sent', async () => {
+    const body = { type: 'approval', input: { question: 'Stop pushing?' }, delayMs: 1500 };
+    const task = await start(viaTwo, body, true);
+    await viaOne.createTaskPushNotificationConfig(
+      pushConfig({ taskId: task.id, id: 'first', token: 'a' }),
+    );
+    await expect(
+      viaTwo.createTaskPushNotificationConfig(pushConfig({ taskId: task.id, id: 'second' })),
+    ).rejects.toBeInstanceOf(UnsupportedOperationError);
+    const replaced = await viaTwo.createTaskPushNotificationConfig(
+      pushConfig({ taskId: task.id, id: 'first', token: 'b' }),
+    );
+    expect(replaced).toMatchObject({ id: 'first', token: 'b' });
+    expect((await listConfigs(viaOne, task.id)).configs).toEqual([
+      expect.objectContaining({ id: 'first', token: 'b' }),
+    ]);
+
+    const asked = await pushed(task.id, TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(asked.headers['x-a2a-notification-token']).toBe('b');
+    await deleteConfig(viaOne, task.id, 'first');
+    const answered = await viaOne.sendMessage(send({ input: { approved: false } }, { task }));
+    expect('id' in answered && answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(pushes(task.id).map((p) => p.task.status?.state)).toEqual([
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+    ]);
+  }, 30_000);
+
+  it('a task with a longrun callback takes no config; a start may not give both', async () => {
+    const task = await start(
+      viaOne,
+      { type: 'sleep', input: { ms: 60_000 }, callback: { url: receiver.url } },
+      true,
+    );
+    await expect(
+      viaOne.createTaskPushNotificationConfig(pushConfig({ taskId: task.id })),
+    ).rejects.toBeInstanceOf(UnsupportedOperationError);
+    expect((await listConfigs(viaTwo, task.id)).configs).toEqual([]);
+    await deleteConfig(viaTwo, task.id, task.id); // not a config: left alone
+    await cancel(viaOne, task.id);
+    // The callback still gets longrun's webhook.
+    await waitFor(
+      async () =>
+        receiver.deliveries.some(
+          (d) => d.body.includes(task.id) && d.body.includes('"status":"cancelled"'),
+        ) || undefined,
+      { what: 'the cancelled webhook' },
+    );
+
+    const both = send({ type: 'echo', input: {}, callback: { url: receiver.url } });
+    both.configuration!.taskPushNotificationConfig = pushConfig();
+    const rejected = (await viaTwo.sendMessage(both)) as Task;
+    expect(rejected.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(statusParts(rejected).text).toMatch(/a callback or a push notification config/);
+  });
+
+  it('a private or loopback URL is refused when the config is made, before any connection', async () => {
+    // A replica with the default allow list (none), and a receiver it may not reach.
+    const strict = await startApiProcess(cleanups, { ...env(), LONGRUN_WEBHOOK_ALLOW: '' });
+    const client = await a2aClient(strict.url, KEY_A, 'HTTP+JSON');
+    const loopback = await promptReceiver({ host: '127.0.0.2' });
+    cleanups.add(() => loopback.close());
+    const task = await start(client, { type: 'sleep', input: { ms: 60_000 } }, true);
+    for (const url of [
+      'http://10.0.0.1/',
+      'http://169.254.169.254/latest',
+      'http://[::1]:9/hook',
+      'http://localhost:9/hook',
+      loopback.url,
+      'ftp://example.com/hook',
+    ]) {
+      await expect(
+        client.createTaskPushNotificationConfig(pushConfig({ taskId: task.id, url })),
+        url,
+      ).rejects.toBeInstanceOf(RequestMalformedError);
+    }
+    expect((await listConfigs(client, task.id)).configs).toEqual([]);
+    // Given at start, it refuses the start: no task is made.
+    const message = send({ type: 'echo', input: {} });
+    message.configuration!.taskPushNotificationConfig = pushConfig({ url: 'http://10.0.0.1/' });
+    const rejected = (await client.sendMessage(message)) as Task;
+    expect(rejected.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(statusParts(rejected).text).toMatch(/push notification URL is not allowed/);
+    await expect(get(client, rejected.id)).rejects.toBeInstanceOf(TaskNotFoundError);
+    await cancel(client, task.id);
+    expect(loopback.connections).toBe(0);
   });
 });
 
@@ -443,6 +637,24 @@ describe('tenants', () => {
     // Still there for its owner, and still running.
     expect((await get(viaTwo, task.id)).status?.state).not.toBe(TaskState.TASK_STATE_CANCELED);
     await cancel(viaTwo, task.id);
+  });
+
+  it('another tenant’s task has no push notification configs to make, read or delete', async () => {
+    const task = await start(viaOne, { type: 'sleep', input: { ms: 60_000 } }, true);
+    await viaOne.createTaskPushNotificationConfig(pushConfig({ taskId: task.id, token: 'mine' }));
+    for (const id of [task.id, randomUUID()]) {
+      const config = pushConfig({ taskId: id, token: 'theirs' });
+      await expect(beta.createTaskPushNotificationConfig(config)).rejects.toBeInstanceOf(
+        TaskNotFoundError,
+      );
+      await expect(getConfig(beta, id, id)).rejects.toBeInstanceOf(TaskNotFoundError);
+      await expect(listConfigs(beta, id)).rejects.toBeInstanceOf(TaskNotFoundError);
+      await expect(deleteConfig(beta, id, id)).rejects.toBeInstanceOf(TaskNotFoundError);
+    }
+    expect(await getConfig(viaTwo, task.id, task.id)).toMatchObject({ token: 'mine' });
+    await cancel(viaTwo, task.id);
+    const cancelled = await pushed(task.id, TaskState.TASK_STATE_CANCELED);
+    expect(cancelled.headers['x-a2a-notification-token']).toBe('mine');
   });
 });
 

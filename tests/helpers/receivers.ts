@@ -1,7 +1,7 @@
 // Webhook receivers on 127.0.0.1 for the tests: a prompt one that records every delivery, and a
 // hostile one that reads the request, then trickles its answer a byte at a time and never ends it.
 // Times are `performance.now()`.
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 
 export interface Connection {
@@ -65,34 +65,45 @@ export async function trickleReceiver({ byteEveryMs = 1000 } = {}): Promise<Tric
 
 export interface PromptReceiver {
   url: string;
-  /** Every request received in full, with when its body ended. */
-  deliveries: { at: number; body: string }[];
+  /** Every request received in full, with when its body ended and its headers (lower case). */
+  deliveries: { at: number; body: string; headers: IncomingHttpHeaders }[];
+  /** Connections opened to it so far (a refused target is never connected to). */
+  connections: number;
   close(): Promise<void>;
 }
 
-/** A receiver that answers every delivery `204` as soon as its body is in. */
-export async function promptReceiver(): Promise<PromptReceiver> {
+/**
+ * A receiver that answers every delivery `204` as soon as its body is in; on `host` (default
+ * 127.0.0.1: any 127.x address is loopback).
+ */
+export async function promptReceiver({ host = '127.0.0.1' } = {}): Promise<PromptReceiver> {
   const deliveries: PromptReceiver['deliveries'] = [];
   const server = createHttpServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
-      deliveries.push({ at: performance.now(), body });
+      deliveries.push({ at: performance.now(), body, headers: req.headers });
       res.writeHead(204, { connection: 'close' }).end();
     });
   });
-  return {
-    url: `http://127.0.0.1:${await listen(server)}/hook`,
+  const receiver: PromptReceiver = {
+    url: `http://${host}:${await listen(server, host)}/hook`,
     deliveries,
+    connections: 0,
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     },
   };
+  server.on('connection', () => (receiver.connections += 1));
+  return receiver;
 }
 
-async function listen(server: Server | ReturnType<typeof createHttpServer>): Promise<number> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+async function listen(
+  server: Server | ReturnType<typeof createHttpServer>,
+  host = '127.0.0.1',
+): Promise<number> {
+  await new Promise<void>((r) => server.listen(0, host, r));
   return (server.address() as AddressInfo).port;
 }

@@ -10,3 +10,5 @@ export * from './lifecycle.js';
 export * from './job-type.js';
 export * from './env.js';
 export * from './webhook-signature.js';
+export * from './a2a-task.js';
+export * from './a2a-push.js';

@@ -1,4 +1,5 @@
-import type { Callback, InputRequest, TaskError, TaskHandle } from './schemas.js';
+import type { CallbackTarget } from './a2a-push.js';
+import type { InputRequest, TaskError, TaskHandle } from './schemas.js';
 import type { TaskStatus } from './status.js';
 
 /** What longrun stores about a task beside its BullMQ job: the source of truth for a poll. */
@@ -20,8 +21,11 @@ export interface TaskRecord {
   inputRequest?: InputRequest;
   /** Answers given so far, in the order the handler asked for them. */
   inputs: unknown[];
-  /** Webhook target; never shown in the handle (it may carry a secret). */
-  callback?: Callback;
+  /**
+   * Where status changes are POSTed: longrun's webhook (the submit's `callback`) or an A2A push
+   * notification config (`format: 'a2a'`); never shown in the handle (it may carry a secret).
+   */
+  callback?: CallbackTarget;
   /** BullMQ priority the task was submitted with (kept so a re-added job keeps it). */
   priority?: number;
   /** When a delayed task may start (ms since the epoch); unset: at once. */

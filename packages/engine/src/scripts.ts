@@ -340,3 +340,44 @@ redis.call('ZREM', KEYS[6], ARGV[3])
 if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
 return 1
 `;
+
+/**
+ * Sets or removes a task's A2A push notification config (its `callback` field, `format: 'a2a'`),
+ * for the tenant that owns the task. A task keeps one: `set` replaces a config only of the same
+ * id, and never a longrun webhook (a `callback` without the format), which is not the A2A door's
+ * to change. A status change reads the field in its own script, so it is notified to the config
+ * that is set when it happens.
+ * KEYS: task, usage (the tenant's storage budget).
+ * ARGV: tenant, taskId, 'set' or 'del', configId, the config's JSON (`set` only).
+ * Returns {'ok'}, {'missing'} (gone, or another tenant's), {'callback'} (a longrun webhook is
+ * set), {'taken', id} (another config is set) or {'absent'} (nothing to delete).
+ */
+export const SET_PUSH = `
+local cur = redis.call('HMGET', KEYS[1], '${F.tenant}', '${F.callback}')
+if cur[1] ~= ARGV[1] then return {'missing'} end
+local old = cur[2] or ''
+local current = false
+if old ~= '' then
+  local ok, target = pcall(cjson.decode, old)
+  if not ok or type(target) ~= 'table' or target.format ~= 'a2a' then
+    if ARGV[3] == 'set' then return {'callback'} end
+    return {'absent'}
+  end
+  current = tostring(target.id)
+end
+local new = ''
+if ARGV[3] == 'set' then
+  if current and current ~= ARGV[4] then return {'taken', current} end
+  new = ARGV[5]
+  redis.call('HSET', KEYS[1], '${F.callback}', new)
+else
+  if current ~= ARGV[4] then return {'absent'} end
+  redis.call('HDEL', KEYS[1], '${F.callback}')
+end
+-- The record grew or shrank: its tenant's storage budget (decision 31) counts the difference.
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 and #new ~= #old then
+  redis.call('HINCRBY', KEYS[2], ARGV[2], #new - #old)
+  redis.call('HINCRBY', KEYS[2], '#total', #new - #old)
+end
+return {'ok'}
+`;

@@ -5,6 +5,7 @@ import {
   CREATE_TASK,
   DISCARD_TASK,
   FORGET_TASK,
+  SET_PUSH,
   START_TASK,
   TRANSITION_TASK,
 } from './scripts.js';
@@ -18,6 +19,7 @@ export interface TaskRedis extends Redis {
   longrunForget(...args: (string | number)[]): Promise<string[]>;
   longrunDiscard(...args: (string | number)[]): Promise<number>;
   longrunStart(...args: (string | number)[]): Promise<[string, string[] | string | undefined]>;
+  longrunSetPush(...args: (string | number)[]): Promise<string[]>;
 }
 
 /** Defines the scripts on `redis` once (several stores may share a connection). */
@@ -31,6 +33,7 @@ export function defineTaskScripts(redis: Redis): TaskRedis {
     redis.defineCommand('longrunForget', { numberOfKeys: 5, lua: FORGET_TASK });
     redis.defineCommand('longrunDiscard', { numberOfKeys: 7, lua: DISCARD_TASK });
     redis.defineCommand('longrunStart', { numberOfKeys: 3, lua: START_TASK });
+    redis.defineCommand('longrunSetPush', { numberOfKeys: 2, lua: SET_PUSH });
   }
   return redis as TaskRedis;
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import {
+  CorruptRecordError,
   decodeHandle,
   decodeRecord,
   encodeRecord,
@@ -7,6 +8,7 @@ import {
   guardArg,
   HANDLE_FIELDS,
   LIFECYCLE,
+  type A2APushTarget,
   type HandleFields,
   type LifecycleEventName,
   type RecordUpdate,
@@ -23,6 +25,13 @@ export type TransitionOutcome =
   | { ok: true; previous: TaskStatus; eventId?: string }
   | { ok: false; reason: 'missing' }
   | { ok: false; reason: 'refused'; current: TaskStatus };
+
+/**
+ * What a push config change did: `ok`; `missing` (no such task for the tenant); `callback` (the
+ * task has a longrun webhook); `absent` (no config of that id to remove); or another config's id
+ * is set (`taken`).
+ */
+export type PushChange = 'ok' | 'missing' | 'callback' | 'absent' | { taken: string };
 
 /** One task to create: its record, its idempotency claim, the tenant's cap (0 = none). */
 export interface CreateItem {
@@ -183,6 +192,58 @@ export class TaskStore {
       FIELD.callback,
     );
     return tenant ? { tenant, hasCallback: Boolean(callback) } : null;
+  }
+
+  /**
+   * Who owns the task and where its status changes are POSTed (one small `HMGET`), or `null`
+   * once gone.
+   */
+  async callback(
+    id: string,
+  ): Promise<{ tenant: string; callback: TaskRecord['callback'] | undefined } | null> {
+    const [tenant, callback] = await this.redis.hmget(
+      this.keys.task(id),
+      FIELD.tenant,
+      FIELD.callback,
+    );
+    if (!tenant) return null;
+    if (!callback) return { tenant, callback: undefined };
+    try {
+      return { tenant, callback: JSON.parse(callback) as TaskRecord['callback'] };
+    } catch {
+      throw new CorruptRecordError(`task ${id}: field ${FIELD.callback} is not JSON`);
+    }
+  }
+
+  /**
+   * Sets (`target`) or removes (`{ remove: configId }`) the A2A push notification config of
+   * `tenant`'s task `id`, atomically: see `SET_PUSH` for what it refuses.
+   */
+  async setPush(
+    tenant: string,
+    id: string,
+    change: { set: A2APushTarget } | { remove: string },
+  ): Promise<PushChange> {
+    const [outcome, current] = await this.redis.longrunSetPush(
+      this.keys.task(id),
+      this.keys.usage(tenant),
+      tenant,
+      id,
+      'set' in change ? 'set' : 'del',
+      'set' in change ? change.set.id : change.remove,
+      'set' in change ? JSON.stringify(change.set) : '',
+    );
+    switch (outcome) {
+      case 'ok':
+      case 'missing':
+      case 'callback':
+      case 'absent':
+        return outcome;
+      case 'taken':
+        return { taken: current ?? '' };
+      default:
+        throw new Error(`unexpected reply to a push config change: ${outcome}`);
+    }
   }
 
   /** Bytes each tenant's stored tasks take, as counted for its storage budget (one round trip). */

@@ -3,10 +3,19 @@ import { request as httpsRequest } from 'node:https';
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
+  A2A_CONTENT_TYPE,
+  A2A_TOKEN_HEADER,
   handleAt,
+  isA2APush,
+  toA2ATask,
   WEBHOOK_HEADERS,
   webhookSignature,
+  type A2APushTarget,
+  type A2AStreamResponse,
+  type Callback,
+  type CallbackTarget,
   type TaskEvent,
+  type TaskHandle,
   type TaskRecord,
   type WebhookPayload,
 } from '@longrun/core';
@@ -49,12 +58,15 @@ export interface WebhookDispatcherOptions {
 }
 
 const GROUP = 'relay';
+const USER_AGENT = 'longrun-webhooks/1';
 
 /**
  * Delivers webhooks at least once. Status changes land in the outbox stream atomically with the
  * change itself (see scripts.ts); this relay moves them into a BullMQ queue (deterministic job ids,
  * so a relay that crashes after adding but before acking adds nothing twice) and a BullMQ worker
- * POSTs them, retrying with exponential backoff.
+ * POSTs them, retrying with exponential backoff. What is POSTed follows the task's callback as it
+ * is at delivery: longrun's `task.updated` with the handle (signed with the callback's secret), or
+ * for an A2A push notification config the A2A task (`toA2ATask`) with the config's token.
  */
 export class WebhookDispatcher {
   readonly queue: Queue;
@@ -250,7 +262,7 @@ export class WebhookDispatcher {
   private async deliver(
     job: Job<{ taskId: string; eventId: string }>,
     record: TaskRecord,
-    callback: NonNullable<TaskRecord['callback']>,
+    callback: CallbackTarget,
   ): Promise<DeliveryOutcome> {
     const { taskId, eventId } = job.data;
     const refused = this.opts.policy.refuseUrl(callback.url);
@@ -261,23 +273,11 @@ export class WebhookDispatcher {
       statusMessage: record.statusMessage,
       updatedAt: record.updatedAt,
     };
-    const payload: WebhookPayload = {
-      id: job.id ?? `${taskId}_${eventId}`,
-      type: 'task.updated',
-      createdAt: new Date(event.updatedAt).toISOString(),
-      task: handleAt(record, event, this.opts.pollIntervalMs),
-    };
-    const body = JSON.stringify(payload);
-    const timestamp = Math.floor(Date.now() / 1000);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': 'longrun-webhooks/1',
-      [WEBHOOK_HEADERS.deliveryId]: payload.id,
-      [WEBHOOK_HEADERS.timestamp]: String(timestamp),
-    };
-    if (callback.secret) {
-      headers[WEBHOOK_HEADERS.signature] = webhookSignature(callback.secret, timestamp, body);
-    }
+    const deliveryId = job.id ?? `${taskId}_${eventId}`;
+    const task = handleAt(record, event, this.opts.pollIntervalMs);
+    const { body, headers } = isA2APush(callback)
+      ? a2aDelivery(deliveryId, task, callback)
+      : webhookDelivery(deliveryId, event, task, callback);
     const status = await post(callback.url, body, headers, {
       lookup: this.opts.policy.lookup,
       timeoutMs: this.opts.timeoutMs ?? 10_000,
@@ -287,6 +287,60 @@ export class WebhookDispatcher {
     this.opts.onDelivery?.('delivered');
     return 'delivered';
   }
+}
+
+interface Delivery {
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** longrun's webhook: `task.updated` with the handle, HMAC-signed when the callback has a secret. */
+function webhookDelivery(
+  deliveryId: string,
+  event: TaskEvent,
+  task: TaskHandle,
+  callback: Callback,
+): Delivery {
+  const payload: WebhookPayload = {
+    id: deliveryId,
+    type: 'task.updated',
+    createdAt: new Date(event.updatedAt).toISOString(),
+    task,
+  };
+  const body = JSON.stringify(payload);
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    [WEBHOOK_HEADERS.deliveryId]: payload.id,
+    [WEBHOOK_HEADERS.timestamp]: String(timestamp),
+  };
+  if (callback.secret) {
+    headers[WEBHOOK_HEADERS.signature] = webhookSignature(callback.secret, timestamp, body);
+  }
+  return { body, headers };
+}
+
+/**
+ * An A2A push notification: a `StreamResponse` carrying the A2A task as it was at the change,
+ * with the config's `token` in `X-A2A-Notification-Token` and its `authentication` as
+ * `Authorization`. The delivery id (the same on every retry) and the time are sent as for a
+ * webhook, so a receiver can drop duplicates; there is no signature (A2A has no secret).
+ */
+function a2aDelivery(deliveryId: string, task: TaskHandle, target: A2APushTarget): Delivery {
+  const payload: A2AStreamResponse = { task: toA2ATask(task) };
+  const headers: Record<string, string> = {
+    'content-type': A2A_CONTENT_TYPE,
+    'user-agent': USER_AGENT,
+    [WEBHOOK_HEADERS.deliveryId]: deliveryId,
+    [WEBHOOK_HEADERS.timestamp]: String(Math.floor(Date.now() / 1000)),
+  };
+  if (target.token) headers[A2A_TOKEN_HEADER] = target.token;
+  if (target.authentication) {
+    const { scheme, credentials } = target.authentication;
+    headers.authorization = `${scheme} ${credentials}`;
+  }
+  return { body: JSON.stringify(payload), headers };
 }
 
 /**

@@ -15,8 +15,9 @@ const version = (createRequire(import.meta.url)('../../package.json') as { versi
 
 /**
  * The Agent Card: the two bindings under `baseUrl`, the bearer key as the one security scheme,
- * streaming (no push notifications: docs/decisions.md, decision 35), and one skill per
- * registered job type (`id` = the type's name). Serve it with `AgentCard.toJSON`.
+ * streaming and push notifications (one config per task, sent by the webhook workers:
+ * docs/decisions.md, decision 35), and one skill per registered job type (`id` = the type's
+ * name). Serve it with `AgentCard.toJSON`.
  * @example AgentCard.toJSON(agentCard('https://jobs.example.com', engine.knownJobTypes))
  */
 export function agentCard(baseUrl: string, types: readonly RegisteredJobType[]): AgentCard {
@@ -46,7 +47,7 @@ export function agentCard(baseUrl: string, types: readonly RegisteredJobType[]):
     documentationUrl: `${baseUrl}/docs`,
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: true,
       extensions: [],
       extendedAgentCard: false,
     },

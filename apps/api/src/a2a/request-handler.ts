@@ -18,7 +18,6 @@ import type {
 import { TaskState } from '@a2a-js/sdk';
 import {
   A2AError,
-  PushNotificationNotSupportedError,
   RequestMalformedError,
   TaskNotCancelableError,
   TaskNotFoundError,
@@ -29,6 +28,7 @@ import {
   idempotencyKeySchema,
   isTerminal,
   Problem,
+  type A2APushTarget,
   type TaskHandle,
   type TaskStatus,
 } from '@longrun/core';
@@ -44,7 +44,7 @@ import { agentCard } from './card.js';
 import { callerOf, type Caller } from './caller.js';
 import { follow } from './follow.js';
 import { messageBody } from './message.js';
-import { interrupted, rejectedTask, streamUpdates, toA2ATask } from './task-mapping.js';
+import { a2aTask, interrupted, rejectedTask, streamUpdates } from './task-mapping.js';
 
 /** A2A's default and largest `ListTasks` page. */
 const DEFAULT_PAGE_SIZE = 50;
@@ -65,7 +65,7 @@ type Begun = { handle: TaskHandle } | { rejected: Task };
 
 /**
  * The A2A door's request handler, behind the SDK's JSON-RPC and REST transports: every method is
- * one or two `TaskEngine` calls for the caller's tenant, mapped with `toA2ATask`. It keeps nothing
+ * one or two `TaskEngine` calls for the caller's tenant, mapped with core's `toA2ATask` (`a2aTask`). It keeps nothing
  * between calls (no task store, event bus or executor of the SDK's), so any API replica answers
  * any call, and a task started through any door is the same task here. Decision 35 says why the
  * SDK's `DefaultRequestHandler` is not used.
@@ -95,12 +95,12 @@ export class EngineRequestHandler implements A2ARequestHandler {
       const caller = callerOf(context);
       const begun = await this.begin(caller, params);
       if ('rejected' in begun) return begun.rejected;
-      let task = toA2ATask(begun.handle);
+      let task = a2aTask(begun.handle);
       if (params.configuration?.returnImmediately || interrupted(task)) return task;
       const watch = await this.engine.watch(caller.tenant, task.id);
       if (watch.kind === 'notFound') return task; // forgotten or expired meanwhile
       for await (const handle of follow(watch, caller.signal)) {
-        task = toA2ATask(handle);
+        task = a2aTask(handle);
         if (interrupted(task)) break;
       }
       return task;
@@ -123,7 +123,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
       }
       const watch = await this.engine.watch(caller.tenant, begun.handle.taskId);
       if (watch.kind === 'notFound') {
-        yield { payload: { $case: 'task', value: toA2ATask(begun.handle) } };
+        yield { payload: { $case: 'task', value: a2aTask(begun.handle) } };
         return;
       }
       yield* this.stream(watch, caller, { throughInput: false });
@@ -155,7 +155,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     try {
       const outcome = await this.engine.get(callerOf(context).tenant, params.id);
       if (outcome.kind === 'notFound') throw notFound(params.id);
-      return toA2ATask(outcome.task);
+      return a2aTask(outcome.task);
     } catch (err) {
       throw this.failure(err);
     }
@@ -169,7 +169,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
       if (outcome.kind === 'conflict') {
         throw new TaskNotCancelableError(`Task ${params.id} is ${outcome.status}`);
       }
-      return toA2ATask(outcome.task);
+      return a2aTask(outcome.task);
     } catch (err) {
       throw this.failure(err);
     }
@@ -207,7 +207,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
       if (filtered && status === undefined) return page([], '');
       if (params.contextId) {
         const one = await this.engine.get(tenant, params.contextId);
-        return page(one.kind === 'found' ? [toA2ATask(one.task)] : [], '');
+        return page(one.kind === 'found' ? [a2aTask(one.task)] : [], '');
       }
       const outcome = await this.engine.list(tenant, {
         limit: String(pageSize),
@@ -217,50 +217,129 @@ export class EngineRequestHandler implements A2ARequestHandler {
       });
       if (outcome.kind === 'invalid')
         throw new RequestMalformedError(describe(invalidProblem(outcome)));
-      return page(outcome.tasks.map(toA2ATask), outcome.nextCursor ?? '');
+      return page(
+        outcome.tasks.map((t) => a2aTask(t)),
+        outcome.nextCursor ?? '',
+      );
     } catch (err) {
       throw this.failure(err);
     }
   }
 
-  // Push notifications: the engine's webhook (a task's `callback`) does not fit A2A's (decision 35).
+  /**
+   * Gives the task its push notification config: each status change from now on is POSTed to
+   * `url` as the A2A task, by the engine's webhook delivery (outbox, retries, the URL checked now
+   * and every address again before connecting). A task keeps one config: one of the same id (the
+   * task's id when none is given) replaces it, another is refused (delete the first).
+   */
   async createTaskPushNotificationConfig(
-    _params: TaskPushNotificationConfig,
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    throw pushUnsupported();
+    try {
+      return await this.setPush(callerOf(context), params.taskId, pushConfigBody(params));
+    } catch (err) {
+      throw this.failure(err);
+    }
   }
 
+  /** The task's config of that id; none: `TaskNotFoundError`, as A2A asks. */
   async getTaskPushNotificationConfig(
-    _params: GetTaskPushNotificationConfigRequest,
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    throw pushUnsupported();
+    try {
+      const outcome = await this.engine.pushConfig(callerOf(context).tenant, params.taskId);
+      if (outcome.kind === 'notFound') throw notFound(params.taskId);
+      if (outcome.config?.id !== params.id) {
+        throw new TaskNotFoundError(
+          `Task ${params.taskId} has no push notification config "${params.id}"`,
+        );
+      }
+      return configOf(params.taskId, outcome.config);
+    } catch (err) {
+      throw this.failure(err);
+    }
   }
 
+  /** The task's configs: none or one (a task keeps one), on one page. */
   async listTaskPushNotificationConfigs(
-    _params: ListTaskPushNotificationConfigsRequest,
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw pushUnsupported();
+    try {
+      const outcome = await this.engine.pushConfig(callerOf(context).tenant, params.taskId);
+      if (outcome.kind === 'notFound') throw notFound(params.taskId);
+      const configs = outcome.config ? [configOf(params.taskId, outcome.config)] : [];
+      return { configs, nextPageToken: '' };
+    } catch (err) {
+      throw this.failure(err);
+    }
   }
 
+  /** Deletes the config (nothing more is sent to it); deleting one that is not there is not an error. */
   async deleteTaskPushNotificationConfig(
-    _params: DeleteTaskPushNotificationConfigRequest,
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
   ): Promise<void> {
-    throw pushUnsupported();
+    try {
+      const outcome = await this.engine.deletePushConfig(
+        callerOf(context).tenant,
+        params.taskId,
+        params.id,
+      );
+      if (outcome.kind === 'notFound') throw notFound(params.taskId);
+    } catch (err) {
+      throw this.failure(err);
+    }
   }
 
-  /** A message on no task starts one; on a task, answers its input request. */
+  /**
+   * A message on no task starts one; on a task, answers its input request. A push notification
+   * config in `configuration` is the new task's from its start, or is given to the task answered
+   * before the answer (so the changes the answer causes are sent to it).
+   */
   private async begin(caller: Caller, params: SendMessageRequest): Promise<Begun> {
     const message = params.message;
     if (!message?.messageId) throw new RequestMalformedError('message.messageId is required');
-    if (params.configuration?.taskPushNotificationConfig) throw pushUnsupported();
-    return message.taskId ? this.answer(caller, message) : this.start(caller, message);
+    const push = params.configuration?.taskPushNotificationConfig;
+    if (!message.taskId) return this.start(caller, message, push && pushConfigBody(push));
+    if (push) await this.setPush(caller, message.taskId, pushConfigBody(push));
+    return this.answer(caller, message);
+  }
+
+  /** Sets the task's push notification config (see `createTaskPushNotificationConfig`). */
+  private async setPush(
+    caller: Caller,
+    taskId: string,
+    body: Record<string, unknown>,
+  ): Promise<TaskPushNotificationConfig> {
+    const outcome = await this.engine.setPushConfig(caller.tenant, taskId, body);
+    switch (outcome.kind) {
+      case 'set':
+        return configOf(taskId, outcome.config);
+      case 'notFound':
+        throw notFound(taskId);
+      case 'invalid':
+        throw new RequestMalformedError(describe(invalidProblem(outcome)));
+      case 'pushTaken':
+        throw new UnsupportedOperationError(
+          `Task ${taskId} has push notification config "${outcome.configId}", and takes one: ` +
+            'delete it first, or give its id to replace it',
+        );
+      case 'hasCallback':
+        throw new UnsupportedOperationError(
+          `Task ${taskId} was started with a "callback" (longrun webhooks), and takes no push ` +
+            'notification config',
+        );
+    }
   }
 
   /**
    * Submits the message's body. Its `messageId` is the submit's idempotency key, so a client
    * that sends the same message again (a retry) gets the same task, not a second one.
    */
-  private async start(caller: Caller, message: Message): Promise<Begun> {
+  private async start(caller: Caller, message: Message, pushConfig?: unknown): Promise<Begun> {
     const parsed = messageBody(message, '{"type", "input", "ttlMs"?}');
     if (!parsed.ok) {
       const problem = new Problem({
@@ -275,6 +354,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     const outcome = await this.engine.submit(caller.tenant, parsed.body, {
       idempotencyKey: key.success ? key.data : undefined,
       requestId: caller.requestId,
+      pushConfig,
     });
     if (outcome.kind === 'created' || outcome.kind === 'replayed') return { handle: outcome.task };
     const problem = submitProblem(outcome, this.engine.retryAfter);
@@ -318,7 +398,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     let previous: Task | undefined;
     for await (const handle of follow(watch, caller.signal, caller.keepAlive)) {
-      const task = toA2ATask(handle);
+      const task = a2aTask(handle);
       if (previous) yield* streamUpdates(previous, task);
       else yield { payload: { $case: 'task', value: task } };
       previous = task;
@@ -345,11 +425,37 @@ function notFound(id: string): Error {
   return new TaskNotFoundError(`Task not found: ${id}`);
 }
 
-function pushUnsupported(): Error {
-  return new PushNotificationNotSupportedError(
-    'Push notification configs are not supported: follow a task with SubscribeToTask, or give ' +
-      'the start message a "callback" (longrun webhooks)',
-  );
+/**
+ * A config as the engine takes it (`a2aPushConfigSchema`): what the SDK's defaults leave empty
+ * is left out, so an empty token sends no header and an empty id names the task's config.
+ */
+function pushConfigBody(config: TaskPushNotificationConfig): Record<string, unknown> {
+  const { id, url, token, authentication } = config;
+  return {
+    ...(id ? { id } : {}),
+    url,
+    ...(token ? { token } : {}),
+    ...(authentication && (authentication.scheme || authentication.credentials)
+      ? {
+          authentication: {
+            scheme: authentication.scheme,
+            credentials: authentication.credentials,
+          },
+        }
+      : {}),
+  };
+}
+
+/** The A2A config a task keeps. */
+function configOf(taskId: string, target: A2APushTarget): TaskPushNotificationConfig {
+  return {
+    tenant: '',
+    id: target.id,
+    taskId,
+    url: target.url,
+    token: target.token ?? '',
+    authentication: target.authentication,
+  };
 }
 
 /** A problem as one line: its detail, then each field error. */

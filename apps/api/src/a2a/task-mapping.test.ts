@@ -1,7 +1,7 @@
-import { TaskState, type Task } from '@a2a-js/sdk';
-import type { TaskHandle } from '@longrun/core';
+import { Task, TaskState } from '@a2a-js/sdk';
+import { toA2ATask, type TaskHandle } from '@longrun/core';
 import { describe, expect, it } from 'vitest';
-import { interrupted, streamUpdates, toA2ATask } from './task-mapping.js';
+import { a2aTask, interrupted, streamUpdates } from './task-mapping.js';
 
 const base: TaskHandle = {
   resultType: 'task',
@@ -20,75 +20,62 @@ const parts = (task: Task) =>
     p.content?.$case === 'text' ? p.content.value : p.content?.value,
   );
 
-describe('toA2ATask', () => {
-  it.each([
-    ['queued', undefined, TaskState.TASK_STATE_SUBMITTED],
-    [
-      'queued: waiting for a worker that serves "sleep" (none is running)',
-      undefined,
-      TaskState.TASK_STATE_SUBMITTED,
-    ],
-    ['scheduled', undefined, TaskState.TASK_STATE_SUBMITTED],
-    ['queued', 40, TaskState.TASK_STATE_WORKING],
-    ['running', undefined, TaskState.TASK_STATE_WORKING],
-    ['input received', undefined, TaskState.TASK_STATE_WORKING],
-    ['attempt 1 failed; retrying', undefined, TaskState.TASK_STATE_WORKING],
-  ])('working with "%s" and progress %s is %s', (statusMessage, progress, state) => {
-    const task = toA2ATask(
-      handle({ statusMessage, ...(progress === undefined ? {} : { progress }) }),
-    );
-    expect(task.status?.state).toBe(state);
-    expect(parts(task)).toEqual(
-      progress === undefined ? [statusMessage] : [statusMessage, { progress }],
-    );
-    expect(interrupted(task)).toBe(false);
-  });
+/** One handle of each kind the mapping tells apart. */
+const handles: [string, TaskHandle][] = [
+  ['submitted', base],
+  ['working with progress', handle({ statusMessage: 'running', progress: { done: 3 } })],
+  [
+    'input_required',
+    handle({
+      status: 'input_required',
+      statusMessage: 'Ship it?',
+      inputRequest: { message: 'Ship it?', schema: { type: 'object' } },
+    }),
+  ],
+  ['completed', handle({ status: 'completed', statusMessage: 'completed', result: { a: [1] } })],
+  [
+    'completed with null',
+    handle({ status: 'completed', statusMessage: 'completed', result: null }),
+  ],
+  [
+    'failed',
+    handle({ status: 'failed', statusMessage: 'failed', error: { message: 'disk on fire' } }),
+  ],
+  ['cancelled', handle({ status: 'cancelled', statusMessage: 'cancelled by request' })],
+];
 
-  it('input_required carries the question as text and the input request as data', () => {
-    const inputRequest = { message: 'Ship it?', schema: { type: 'object' } };
-    const task = toA2ATask(
-      handle({ status: 'input_required', statusMessage: 'Ship it?', inputRequest }),
-    );
-    expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    expect(parts(task)).toEqual(['Ship it?', { inputRequest }]);
-    expect(interrupted(task)).toBe(true);
-  });
+describe('a2aTask', () => {
+  it.each(handles)(
+    '%s: the SDK writes exactly what core maps (what push notifications carry)',
+    (_kind, h) => {
+      expect(Task.toJSON(a2aTask(h))).toEqual(toA2ATask(h));
+    },
+  );
 
-  it('completed has the artifact `result`; failed the error; cancelled its message', () => {
-    const done = toA2ATask(
-      handle({ status: 'completed', statusMessage: 'completed', result: [1, 2] }),
-    );
-    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  it('reads states, parts and the result artifact into the SDK’s shapes', () => {
+    const working = a2aTask(handle({ statusMessage: 'running', progress: 40 }));
+    expect(working.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    expect(parts(working)).toEqual(['running', { progress: 40 }]);
+    expect(interrupted(working)).toBe(false);
+    const asking = a2aTask(handles[2]![1]);
+    expect(asking.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(interrupted(asking)).toBe(true);
+    const done = a2aTask(handles[3]![1]);
     expect(done.artifacts).toMatchObject([
-      {
-        artifactId: 'result',
-        name: 'result',
-        parts: [{ content: { $case: 'data', value: [1, 2] } }],
-      },
+      { artifactId: 'result', parts: [{ content: { $case: 'data', value: { a: [1] } } }] },
     ]);
-    const error = { message: 'disk on fire' };
-    const failed = toA2ATask(handle({ status: 'failed', statusMessage: 'failed', error }));
-    expect(failed.status?.state).toBe(TaskState.TASK_STATE_FAILED);
-    expect(parts(failed)).toEqual(['disk on fire', { error }]);
-    expect(failed.artifacts).toEqual([]);
-    const cancelled = toA2ATask(
-      handle({ status: 'cancelled', statusMessage: 'cancelled by request' }),
-    );
-    expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
-    expect(parts(cancelled)).toEqual(['cancelled by request']);
-  });
-
-  it('the task id is the longrun id, and so is the context; the same handle maps the same', () => {
-    const task = toA2ATask(base);
-    expect(task).toMatchObject({ id: base.taskId, contextId: base.taskId, history: [] });
-    expect(toA2ATask(base)).toEqual(task);
+    expect(a2aTask(handles[4]![1]).artifacts[0]?.parts[0]?.content).toEqual({
+      $case: 'data',
+      value: null,
+    });
+    expect(a2aTask(base)).toMatchObject({ id: base.taskId, contextId: base.taskId, history: [] });
   });
 });
 
 describe('streamUpdates', () => {
   it('sends a new artifact before the status it came with', () => {
-    const before = toA2ATask(handle({ statusMessage: 'running' }));
-    const after = toA2ATask(handle({ status: 'completed', statusMessage: 'completed', result: 1 }));
+    const before = a2aTask(handle({ statusMessage: 'running' }));
+    const after = a2aTask(handle({ status: 'completed', statusMessage: 'completed', result: 1 }));
     expect(streamUpdates(before, after).map((u) => u.payload?.$case)).toEqual([
       'artifactUpdate',
       'statusUpdate',

@@ -1,4 +1,4 @@
-import type { Schedule, TaskHandle, TaskResult, TaskStatus } from '@longrun/core';
+import type { A2APushTarget, Schedule, TaskHandle, TaskResult, TaskStatus } from '@longrun/core';
 
 /**
  * What the engine's calls answer. Each door (HTTP, MCP, A2A) maps these to its own responses;
@@ -66,6 +66,21 @@ export type ForgetOutcome = { kind: 'forgotten' } | NotFound | Conflict;
 
 export type ListOutcome =
   { kind: 'page'; tasks: TaskHandle[]; nextCursor: string | null } | Invalid;
+
+/** A task's A2A push notification config; `null` when it has none. */
+export type PushConfigOutcome = { kind: 'found'; config: A2APushTarget | null } | NotFound;
+
+export type SetPushConfigOutcome =
+  | { kind: 'set'; config: A2APushTarget }
+  | NotFound
+  | Invalid
+  /** The task has another config (`configId`): one per task. */
+  | { kind: 'pushTaken'; configId: string }
+  /** The task has a longrun webhook (its submit's `callback`), which a push config cannot replace. */
+  | { kind: 'hasCallback' };
+
+/** `absent`: the task has no config of that id (deleting is idempotent). */
+export type DeletePushConfigOutcome = { kind: 'deleted' | 'absent' } | NotFound;
 
 export type CreateScheduleOutcome =
   | { kind: 'created'; schedule: Schedule }

@@ -4,6 +4,7 @@ import {
   fieldErrors,
   LIFECYCLE,
   toHandle,
+  type A2APushTarget,
   type CreateJobRequest,
   type TaskRecord,
 } from '@longrun/core';
@@ -15,6 +16,7 @@ import type { TaskQueue } from '../task-queue.js';
 import type { FairTag, TaskStore } from '../task-store.js';
 import type { WebhookTargetPolicy } from '../webhook-target.js';
 import { invalid, type SubmitOutcome } from './outcomes.js';
+import { pushTarget } from './push-config.js';
 
 export interface SubmitDeps {
   store: TaskStore;
@@ -50,6 +52,12 @@ export interface SubmitOptions {
   requestId?: string | undefined;
   /** The schedule whose tick submits this task (kept in the record, shown on the handle). */
   scheduleId?: string | undefined;
+  /**
+   * An A2A push notification config (`a2aPushConfigSchema`) the task starts with, in the place
+   * of the body's `callback` (a task has one or the other): its status changes are POSTed there
+   * as A2A tasks. Checked as `callback` is; its id defaults to the task's.
+   */
+  pushConfig?: unknown;
 }
 
 type Idempotency = { key: string; value: string };
@@ -72,6 +80,8 @@ export class Submitter {
   async submit(tenant: string, body: unknown, opts: SubmitOptions = {}): Promise<SubmitOutcome> {
     const request = this.parse(body);
     if ('kind' in request) return request;
+    const push = this.parsePush(request, opts.pushConfig);
+    if (push && 'kind' in push) return push;
     // A type not known here may have just been registered: only then is the registry re-read.
     const definition = this.checkInput(
       request,
@@ -83,8 +93,9 @@ export class Submitter {
     if (timing) return timing;
     const record = this.newRecord(tenant, request, definition);
     if (opts.scheduleId) record.scheduleId = opts.scheduleId;
+    if (push) record.callback = { ...push, id: push.id || record.id };
     const idempotency = opts.idempotencyKey
-      ? this.claim(tenant, record.id, opts.idempotencyKey, request)
+      ? this.claim(tenant, record.id, opts.idempotencyKey, request, push)
       : undefined;
     const enqueue = { priority: request.priority, requestId: opts.requestId };
     const maxBytes = this.deps.tenantMaxBytes ?? 0;
@@ -150,6 +161,24 @@ export class Submitter {
       ]);
     }
     return request;
+  }
+
+  /** The push notification config a submit was given, if any: one target per task. */
+  private parsePush(
+    request: CreateJobRequest,
+    config: unknown,
+  ): A2APushTarget | SubmitOutcome | undefined {
+    if (config === undefined) return undefined;
+    if (request.callback) {
+      return invalid(400, 'The request body is invalid', [
+        {
+          path: 'callback',
+          message: 'a task takes a callback or a push notification config, not both',
+        },
+      ]);
+    }
+    // The id is the task's unless given; the task has no id yet.
+    return pushTarget(config, '', this.deps.webhookPolicy, 'pushNotificationConfig');
   }
 
   /** The type must be registered and the input must match its (validating version's) schema. */
@@ -259,7 +288,13 @@ export class Submitter {
   }
 
   /** The idempotency key's claim: the task it names and the fingerprint of the body. */
-  private claim(tenant: string, id: string, key: string, request: CreateJobRequest): Idempotency {
+  private claim(
+    tenant: string,
+    id: string,
+    key: string,
+    request: CreateJobRequest,
+    push?: A2APushTarget,
+  ): Idempotency {
     const { type, input, ttlMs, callback, priority, delayMs, runAt, timeoutMs } = request;
     const bodyHash = sha256(
       stableJson({
@@ -272,6 +307,8 @@ export class Submitter {
         ...(delayMs !== undefined ? { delayMs } : {}),
         ...(runAt !== undefined ? { runAt } : {}),
         ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        // As given (its id empty unless named), so a retried start matches its first.
+        ...(push ? { push } : {}),
       }),
     );
     return {

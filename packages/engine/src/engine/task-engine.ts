@@ -4,6 +4,7 @@ import {
   DEFAULT_MIN_SCHEDULE_EVERY_MS,
   inputResponseRequestSchema,
   isTerminal,
+  isA2APush,
   isTaskId,
   fieldErrors,
   listJobsQuerySchema,
@@ -32,17 +33,21 @@ import {
   notFound,
   type AnswerOutcome,
   type CancelOutcome,
+  type DeletePushConfigOutcome,
   type ForgetOutcome,
   type GetOutcome,
   type ListOutcome,
   type NotFound,
+  type PushConfigOutcome,
   type ResultOutcome,
+  type SetPushConfigOutcome,
   type SubmitOutcome,
   type CreateScheduleOutcome,
   type DeleteScheduleOutcome,
   type GetScheduleOutcome,
   type ScheduleListOutcome,
 } from './outcomes.js';
+import { pushTarget } from './push-config.js';
 import { Schedules } from './schedules.js';
 import { Submitter, type FairShareOptions, type SubmitOptions } from './submit.js';
 import { TaskWatch, type OpenWatch } from './watch.js';
@@ -294,6 +299,52 @@ export class TaskEngine {
     if (!isTerminal(view.status)) return conflict('notTerminal', view.status);
     const done = await this.redis(() => this.store.forget(view));
     return !done.ok && done.reason === 'missing' ? notFound : { kind: 'forgotten' };
+  }
+
+  /**
+   * The task's A2A push notification config (`null`: none; a longrun webhook is not one).
+   * Another tenant's task is `notFound`.
+   */
+  async pushConfig(tenant: string, id: string): Promise<PushConfigOutcome> {
+    if (!isTaskId(id)) return notFound;
+    const stored = await this.redis(() => this.store.callback(id));
+    if (!stored || stored.tenant !== tenant) return notFound;
+    const target = stored.callback && isA2APush(stored.callback) ? stored.callback : null;
+    return { kind: 'found', config: target };
+  }
+
+  /**
+   * Gives the task an A2A push notification config (`a2aPushConfigSchema`; its id defaults to the
+   * task's): each status change from now on is POSTed there as the A2A task, by the same outbox
+   * and delivery workers as a `callback`. A task keeps one: a config of the same id replaces it,
+   * another is `pushTaken`, and a task with a longrun `callback` is `hasCallback`. The URL is
+   * checked as a `callback` URL is. A finished task takes one too (nothing more is sent).
+   */
+  async setPushConfig(tenant: string, id: string, body: unknown): Promise<SetPushConfigOutcome> {
+    if (!isTaskId(id)) return notFound;
+    const target = pushTarget(body, id, this.opts.webhookPolicy, '');
+    if ('kind' in target) return target;
+    const done = await this.redis(() => this.store.setPush(tenant, id, { set: target }));
+    if (done === 'ok') return { kind: 'set', config: target };
+    if (done === 'missing' || done === 'absent') return notFound;
+    if (done === 'callback') return { kind: 'hasCallback' };
+    return { kind: 'pushTaken', configId: done.taken };
+  }
+
+  /**
+   * Removes the task's A2A push notification config `configId`: no status change after it is
+   * POSTed there, and deliveries still queued for it are dropped. `absent` when the task has no
+   * such config (removing one twice is not an error).
+   */
+  async deletePushConfig(
+    tenant: string,
+    id: string,
+    configId: string,
+  ): Promise<DeletePushConfigOutcome> {
+    if (!isTaskId(id)) return notFound;
+    const done = await this.redis(() => this.store.setPush(tenant, id, { remove: configId }));
+    if (done === 'missing') return notFound;
+    return { kind: done === 'ok' ? 'deleted' : 'absent' };
   }
 
   /** Opens a watch on the task's changes (SSE), after event `after` when resuming. */
