@@ -4,7 +4,8 @@
 //   node bench/load-child.mjs '{"url":"http://127.0.0.1:3000/v1/jobs","connections":50,"duration":5}'
 //
 // Options: url, method, headers, body, connections, duration (s) or amount (requests),
-// idsFile + pathTemplate ("/v1/jobs/{id}": each request takes the next id of the file, cyclically).
+// idsFile + pathTemplate ("/v1/jobs/{id}": each request takes the next id of the file, cyclically),
+// idReplacement (autocannon's: every `[<id>]` in a request, e.g. in a header, becomes a fresh id).
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
@@ -18,6 +19,7 @@ const run = {
   timeout: options.timeoutS ?? 10,
 };
 if (options.body !== undefined) run.body = options.body;
+if (options.idReplacement) run.idReplacement = true;
 if (options.amount) run.amount = options.amount;
 else run.duration = options.duration ?? 5;
 if (options.idsFile) {

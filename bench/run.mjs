@@ -1,8 +1,14 @@
 // `npm run bench` (after `npm run build`): measures the built API and worker against the ceilings
 // they sit on, side by side in one run, prints the table and writes docs/BENCHMARKS.md.
 //
-//   node bench/run.mjs [--quick] [--stored=N] [--skip-profile] [--redis-url=URL]
+//   node bench/run.mjs [--quick] [--rounds=N] [--stored=N] [--skip-profile] [--redis-url=URL]
 //                      [--save-baseline] [--json=FILE] [--no-docs] [--keep-profiles]
+//   BENCH_BULLMQ_PROXY=/path/to/bullmq-proxy node bench/run.mjs [--only=proxy] [--quick]
+//
+// With BENCH_BULLMQ_PROXY naming a checkout of taskforcesh/bullmq-proxy (its dependencies
+// installed with `tools/bun/node_modules/.bin/bun install`), figure 8 runs the proxy on the pinned
+// Bun beside longrun's API on Bun and on Node; without it, that part is skipped. --only=proxy
+// runs that part alone (no docs written).
 //
 // Every load generator and service is a separate process; traffic goes to 127.0.0.1 only. Redis
 // is a private redis-server on a free port unless --redis-url (or BENCH_REDIS_URL) names one;
@@ -26,6 +32,7 @@ import { memoryFigures } from './lib/memory.mjs';
 import { monitorSample, tripsText } from './lib/monitor.mjs';
 import { processFigures } from './lib/processing.mjs';
 import { profileApi } from './lib/profile-api.mjs';
+import { proxyCheckout, proxyFigures, proxyMarkdown, proxyRows } from './lib/proxy.mjs';
 import { connect, info, removePrefix, startPrivateRedis } from './lib/redis.mjs';
 import { median, ms, num, textTable } from './lib/report.mjs';
 import { latency, load, rawAdd, startApi, startBare } from './lib/services.mjs';
@@ -78,12 +85,14 @@ async function setUpRedis() {
   env.redisVersion = (await info(ctx.redis, 'server')).redis_version;
   const runId = `bench-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   const prefixes = { a: `${runId}-a`, b: `${runId}-b`, raw: `${runId}-raw`, prof: `${runId}-p` };
+  // Figure 8: the proxy's queues, longrun on Bun, longrun on Node.
+  Object.assign(prefixes, { px: `${runId}-px`, lb: `${runId}-lb`, ln: `${runId}-ln` });
   onCleanup(async () => {
     let removed = 0;
     for (const prefix of Object.values(prefixes)) removed += await removePrefix(ctx.redis, prefix);
     say(`removed ${num(removed)} keys under ${runId}-*`);
   });
-  say(`Redis ${env.redisVersion}: ${env.redis}; prefixes ${runId}-{a,b,raw,p}`);
+  say(`Redis ${env.redisVersion}: ${env.redis}; prefixes ${runId}-{${Object.keys(prefixes)}}`);
   return { prefixes, shared: Boolean(given) };
 }
 
@@ -226,6 +235,7 @@ async function main() {
     [proc.rawWorker, proc.infoWorker.child, api.child, api2.child, bare.child].map((c) => c.stop()),
   );
   await Promise.all([proc.tasksQ.close(), proc.rawQ.close(), rawaddQueue.close()]);
+  d.proxy = await proxyPart(prefixes, apiKeys);
 
   let profiles = null;
   if (!args['skip-profile']) {
@@ -255,6 +265,45 @@ async function main() {
   );
 }
 
+/** Figure 8 when BENCH_BULLMQ_PROXY names a checkout, else a line saying why not. */
+async function proxyPart(prefixes, apiKeys) {
+  const checkout = proxyCheckout();
+  if (checkout.dir) return proxyFigures({ dir: checkout.dir, prefixes, apiKeys });
+  say(`bullmq-proxy side by side skipped: ${checkout.skip}`);
+  return undefined;
+}
+
+/** `--only=proxy`: figure 8 alone, printed (and saved with --json); docs are not written. */
+async function proxyOnly() {
+  if (args.only !== 'proxy') throw new Error(`--only=${args.only}: only "proxy" is known`);
+  if (!proxyCheckout().dir) return proxyPart();
+  say(`longrun benchmark of ${env.label}, figure 8 only: bullmq-proxy side by side`);
+  say(`${env.cores} cores (${env.cpu}), load average ${loadText(env.loadStart)}`);
+  const { prefixes } = await setUpRedis();
+  ctx.tmp = mkdtempSync(join(tmpdir(), 'longrun-bench-'));
+  onCleanup(async () => rmSync(ctx.tmp, { recursive: true, force: true }));
+  const proxy = await proxyPart(prefixes, `bench:${apiKey}`);
+  if (builtStamp() !== env.builtAt) {
+    warn('the built files (dist/) changed during the run: parts of it measured another build');
+  }
+  env.loadEnd = loadavg();
+  env.seconds = (Date.now() - ctx.started) / 1000;
+  const rows = proxyRows(proxy);
+  const summaryText = [
+    `bullmq-proxy side by side, longrun ${env.label}, ${env.date}`,
+    `${env.cores} cores (${env.cpu}), Node ${env.node}, Redis ${env.redisVersion} (${env.redis})`,
+    `load average at start ${loadText(env.loadStart)}, at end ${loadText(env.loadEnd)}; ${num(env.seconds)} s`,
+    '',
+    textTable(rows),
+    ...(ctx.warnings.length ? ['', 'warnings:', ...ctx.warnings.map((w) => `  - ${w}`)] : []),
+  ].join('\n');
+  console.log(`\n${summaryText}\n\n${proxyMarkdown(proxy)}\n`);
+  if (args.json) {
+    const result = { env, rows, details: { proxy }, warnings: ctx.warnings, summaryText };
+    writeFileSync(args.json, `${JSON.stringify(result, null, 2)}\n`);
+  }
+}
+
 function report(details, profiles) {
   const rows = figures(details);
   const { warnings } = ctx;
@@ -282,7 +331,7 @@ function report(details, profiles) {
 }
 
 try {
-  await main();
+  await (args.only ? proxyOnly() : main());
   await cleanupAll();
   say('done');
 } catch (error) {

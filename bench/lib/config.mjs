@@ -12,6 +12,8 @@ export const { values: args } = parseArgs({
   allowPositionals: true,
   options: {
     quick: { type: 'boolean', default: false },
+    /** Rounds of every alternating measurement (default 3; 1 with --quick). */
+    rounds: { type: 'string' },
     stored: { type: 'string' },
     'skip-profile': { type: 'boolean', default: false },
     'redis-url': { type: 'string' },
@@ -19,6 +21,8 @@ export const { values: args } = parseArgs({
     json: { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
     'keep-profiles': { type: 'boolean', default: false },
+    /** `proxy`: only figure 8, bullmq-proxy side by side (needs BENCH_BULLMQ_PROXY). */
+    only: { type: 'string' },
     /** What was measured, e.g. "before: <commit>"; shown in the docs (default: the git commit). */
     label: { type: 'string' },
   },
@@ -29,7 +33,7 @@ const quick = args.quick;
 /** Sizes and durations; --quick shrinks them to try the script (its numbers mean little). */
 export const C = {
   quick,
-  rounds: quick ? 1 : 3,
+  rounds: Number(args.rounds ?? (quick ? 1 : 3)),
   loadS: quick ? 2 : 5,
   connections: 50,
   small: 1000,

@@ -2,6 +2,7 @@
 import { C } from './config.mjs';
 import { perRequest } from './http-figures.mjs';
 import { tripsText } from './monitor.mjs';
+import { proxyRows } from './proxy.mjs';
 import { median, ms, num } from './report.mjs';
 
 const med = (xs, f) => median(xs.map(f));
@@ -259,5 +260,11 @@ function otherRows(d) {
 
 /** Every row of the table, in the order. */
 export function figures(d) {
-  return [...submitRows(d), ...pollRows(d), ...processRows(d), ...otherRows(d)];
+  return [
+    ...submitRows(d),
+    ...pollRows(d),
+    ...processRows(d),
+    ...otherRows(d),
+    ...(d.proxy ? proxyRows(d.proxy) : []),
+  ];
 }

@@ -8,6 +8,7 @@ import { C, root, SUBMIT_BODY } from './config.mjs';
 import { say } from './context.mjs';
 import { perRequest } from './http-figures.mjs';
 import { tripsText } from './monitor.mjs';
+import { proxyMarkdown } from './proxy.mjs';
 import { figuresMarkdown, markdownTable, ms, num, ratio } from './report.mjs';
 
 const load = (xs) => xs.map((x) => x.toFixed(2)).join(' ');
@@ -45,7 +46,11 @@ function howToRun() {
     "node bench/profile-summary.mjs <file.cpuprofile>      # summarise a CPU profile (--keep-profiles keeps the run's)",
     'node bench/ab.mjs --b-import=bench/experiments/autopipeline.mjs  # price an idea: API A vs API B (a node --import preload), alternating',
     'node bench/profile-worker.mjs [--no-profile] [--import=FILE]       # one worker draining 20 000 jobs: profile, or drain rate and CPU per job',
+    'BENCH_BULLMQ_PROXY=/path/to/bullmq-proxy npm run bench        # adds figure 8, bullmq-proxy side by side (skipped when unset)',
+    'BENCH_BULLMQ_PROXY=/path/to/bullmq-proxy node bench/run.mjs --only=proxy  # figure 8 alone (about 2 min; no docs written)',
     '```',
+    '',
+    'Figure 8 needs a checkout of [bullmq-proxy](https://github.com/taskforcesh/bullmq-proxy) outside this repository, its dependencies installed with the pinned Bun: `git clone https://github.com/taskforcesh/bullmq-proxy /path/to/bullmq-proxy && (cd /path/to/bullmq-proxy && <this repo>/tools/bun/node_modules/.bin/bun install --production --ignore-scripts)`. The benchmark runs its `src/index.ts` on that Bun with `PORT`, `REDIS_HOST`, `REDIS_PORT`, `AUTH_TOKENS` and `QUEUE_PREFIX` (a fresh prefix, removed at the end) on the same private Redis.',
     '',
     'Every part is a process of its own: the built API (`apps/api/dist/main.js`) and workers (`apps/worker/dist/main.js`), the bare Express 5 app (`bench/bare-app.mjs`), the raw BullMQ worker (`bench/raw-worker.mjs`), raw adds (`bench/raw-add.mjs`) and the load generators: autocannon through its API in `bench/load-child.mjs` (throughput at 50 connections; its latencies are whole milliseconds) and `bench/latency-child.mjs` (one connection, one request at a time, sub-millisecond). All traffic goes to 127.0.0.1. Figures are medians over the rounds; each ratio is the median of per-round ratios, each pair measured back to back, because the machine is shared: **the ratios are what count**, the absolute numbers only describe this machine at that moment. CPU time per request (user + system of the process, from `/proc`) is printed beside throughput: unlike req/s it hardly depends on how much of the machine other processes take, so its ratio is the steadier one.',
     '',
@@ -64,6 +69,11 @@ function whatEachFigureIs(d, c) {
     `5. **Scrape**: \`GET /metrics\`, one connection, ${c.scrapeS} s per round, on the API whose prefix holds ${num(d.storedBig)} tasks (their jobs waiting) and, alternating, on a second API process whose prefix holds none.`,
     `6. **Memory**: \`used_memory\` before and after ${num(c.memoryTasks)} echo tasks were submitted and completed (kept until their ttl), ÷ tasks; the same for raw BullMQ jobs with the same payload and \`removeOnComplete: false\`.`,
     `7. **Cancel**: ${num(c.cancels)} running \`sleep\` jobs (batches of ${c.cancelBatch}) cancelled one at a time: the API's answer (which already says \`cancelled\`), and the time until the worker logged "cancel: aborted running handler" for that task.`,
+    ...(d.proxy
+      ? [
+          `8. **bullmq-proxy side by side** (when \`BENCH_BULLMQ_PROXY\` names a checkout): longrun's API on the pinned Bun and on this Node against the proxy on that Bun, alternating: submit against \`POST /queues/echo/jobs\` (add-job), poll against \`GET /queues/echo/jobs/:id\` (get-job); goals for longrun on Bun: submit ≥ 0.60× and poll ≥ 0.80× the proxy's req/s, CPU per submit (server + Redis) ≤ 1.60× the proxy's.`,
+        ]
+      : []),
   ].join('\n');
 }
 
@@ -125,6 +135,7 @@ function detailsSection(d) {
     `Memory: longrun ${num(m.longrun.perTask)} B per completed task (used_memory delta over ${num(m.longrun.tasks)} tasks). \`MEMORY USAGE\` of what one task keeps: record hash ${num(m.longrun.taskHash)} B (${m.longrun.sampleFields} fields), events key ${num(m.longrun.eventsStream)} B, index entry ~${num(m.longrun.indexEntry)} B. Raw BullMQ ${num(m.raw.perJob)} B per completed job: job hash ${num(m.raw.jobHash)} B, completed-set entry ~${num(m.raw.completedEntry)} B.`,
     '',
     `Cancel (${d.cancel.n}): answer p50 ${ms(d.cancel.answer.p50)}, p99 ${ms(d.cancel.answer.p99)}, max ${ms(d.cancel.answer.max)}; handler aborted p50 ${ms(d.cancel.aborted.p50)}, p99 ${ms(d.cancel.aborted.p99)}, max ${ms(d.cancel.aborted.max)}; never aborted: ${d.cancel.missing}.`,
+    ...(d.proxy ? ['', '### bullmq-proxy side by side', '', proxyMarkdown(d.proxy)] : []),
   ].join('\n');
 }
 

@@ -65,6 +65,21 @@ export async function commandCalls(redis) {
   return calls;
 }
 
+/**
+ * Calls and microseconds per command since the server started (INFO commandstats). A script's
+ * time includes the commands it ran, and those are counted under their own names as well.
+ */
+export async function commandStats(redis) {
+  const stats = {};
+  for (const [key, value] of Object.entries(await info(redis, 'commandstats'))) {
+    const match = /calls=(\d+),usec=(\d+)/.exec(value);
+    if (match) {
+      stats[key.replace(/^cmdstat_/, '')] = { calls: Number(match[1]), usec: Number(match[2]) };
+    }
+  }
+  return stats;
+}
+
 /** Per-command call deltas between two `commandCalls` snapshots, without INFO itself. */
 export function callDelta(before, after) {
   const delta = {};
