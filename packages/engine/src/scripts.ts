@@ -47,15 +47,20 @@ end
  * so the record is not read back; `append_event` reads it, for callers that do not.
  */
 const APPEND_EVENT = `${COMMON}
-local function push_event(task, events, outbox, channel, id, previous, seq, st, msg, progress, updated, callback)
+local function push_event(task, events, outbox, channel, id, previous, seq, st, msg, progress, updated, callback, expires_at)
   local entry = {s = seq, st = st, m = msg or '', u = tonumber(updated) or 0}
   if progress and progress ~= '' then entry.p = progress end
   redis.call('RPUSH', events, cjson.encode(entry))
   if seq == 1 then
     -- The list is new: it expires with the task (later pushes keep that expiry; keys are
-    -- never evicted alone, since Redis runs with noeviction, as BullMQ requires).
-    local pttl = redis.call('PTTL', task)
-    if pttl > 0 then redis.call('PEXPIRE', events, pttl) end
+    -- never evicted alone, since Redis runs with noeviction, as BullMQ requires). The create
+    -- knows when that is; any other first event reads it off the record.
+    if expires_at then
+      redis.call('PEXPIREAT', events, expires_at)
+    else
+      local pttl = redis.call('PTTL', task)
+      if pttl > 0 then redis.call('PEXPIRE', events, pttl) end
+    end
   elseif seq > 1000 then
     redis.call('LTRIM', events, -1000, -1)
   end
@@ -156,7 +161,7 @@ local function create(task, index, idem, events, outbox, open_set, usage, all_op
     redis.call('PEXPIRE', usage, index_ttl)
     redis.call('PEXPIRE', usage .. '-exp', index_ttl)
   end
-  push_event(task, events, outbox, channel, id, false, 1, written['${F.status}'], written['${F.statusMessage}'], written['${F.progress}'], written['${F.updatedAt}'], written['${F.callback}'])
+  push_event(task, events, outbox, channel, id, false, 1, written['${F.status}'], written['${F.statusMessage}'], written['${F.progress}'], written['${F.updatedAt}'], written['${F.callback}'], expires_at)
   if step > 0 then return 'ok ' .. fair_priority(fair, head, written['${F.tenant}'], step, offset, now) end
   return 'ok'
 end
