@@ -156,6 +156,23 @@ describe('fair share between tenants', () => {
     expect(order.at(-1)).toBe('alpha:0');
   });
 
+  it('a task of priority 1 runs before its tenant’s earlier ones of priority 10', async () => {
+    const service = await start();
+    for (let n = 1; n <= 3; n++) {
+      const low = await service.http('POST', '/v1/jobs', {
+        body: { type: 'mark', input: { who: 'alpha', n }, priority: 10 },
+      });
+      expect(low.status).toBe(202);
+    }
+    const high = await service.http('POST', '/v1/jobs', {
+      body: { type: 'mark', input: { who: 'alpha', n: 0 }, priority: 1 },
+    });
+    expect(high.status).toBe(202);
+    await runWorker(service.prefix, 1);
+    // The head's own offset is not virtual time: the low ones do not push the clock ahead.
+    expect(await runOrder(service.prefix, 4)).toEqual(['alpha:0', 'alpha:1', 'alpha:2', 'alpha:3']);
+  });
+
   it('LONGRUN_FAIR_SHARE=off queues in arrival order across tenants', async () => {
     const service = await start({ fairShare: false });
     await submitMany(service, 'alpha', 1, 10);

@@ -73,9 +73,11 @@ it('runs no more than max per window across two workers, and says so on the hand
   }
   const starts = (await redis.lrange(startsKey(), 0, -1)).map(Number).sort((a, b) => a - b);
   expect(starts).toHaveLength(TASKS);
-  // In any window of WINDOW_MS, at most MAX starts (a little slack for the two hosts' clocks: one).
+  // In any window of WINDOW_MS, at most MAX starts. The times are the handlers' starts, which
+  // follow the limiter's (in Redis) by however long a loaded host takes to run them: 100 ms of
+  // slack (a limiter letting a third job through would be a whole window early).
   for (let i = 0; i + MAX < starts.length; i++) {
-    expect(starts[i + MAX]! - starts[i]!, starts.join(',')).toBeGreaterThanOrEqual(WINDOW_MS - 50);
+    expect(starts[i + MAX]! - starts[i]!, starts.join(',')).toBeGreaterThanOrEqual(WINDOW_MS - 100);
   }
   // The type's limit is listed with it.
   const types = (await api.http('GET', '/v1/job-types')).body.jobTypes as Record<string, unknown>[];

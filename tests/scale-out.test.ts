@@ -37,13 +37,15 @@ describe('queues per job type', () => {
     const echo = (await a.http('POST', '/v1/jobs', { body: { type: 'echo', input: {} } })).body
       .taskId;
     await waitFor(async () => (await statusOf(a, echo)).status === 'completed');
-    expect(await a.tasks.queueFor('sleep').getWaitingCount()).toBe(1);
+    // Waiting: in BullMQ's prioritized set under fair share (the default).
+    expect(await a.tasks.queueFor('sleep').getJobCountByTypes('waiting', 'prioritized')).toBe(1);
     expect((await statusOf(a, sleep)).statusMessage).toBe('queued');
     const sleeper = await worker(a.prefix, { LONGRUN_WORKER_TYPES: 'sleep' });
     expect(sleeper.ready.queues).toEqual(['tasks-slow']);
     await waitFor(async () => (await statusOf(a, sleep)).status === 'completed');
     const metrics = (await a.http('GET', '/metrics')).text;
     expect(metrics).toContain('longrun_queue_jobs{queue="tasks-slow",state="waiting"} 0');
+    expect(metrics).toContain('longrun_queue_jobs{queue="tasks-slow",state="prioritized"} 0');
   });
 
   it('refuses to start a worker for an unknown type', async () => {

@@ -425,8 +425,29 @@ describe('two API and two worker processes', { timeout: 120_000 }, () => {
     console.log(
       JSON.stringify({ elapsedTicks, tasks: tasks.length, gaps, tickedByEachApi: ticked }),
     );
-    // One task per tick: as many as ticks elapsed, give or take the one under way; no two at once.
-    expect(Math.abs(tasks.length - elapsedTicks)).toBeLessThanOrEqual(1);
+    // One task per tick: each tick the APIs took (logged with its tick job's id) made one task,
+    // and no tick was taken twice. On a loaded host ticks can run late, so against the clock
+    // only: never more tasks than ticks due (plus the one under way), and ticks keep coming.
+    const tickLines = [one!, two!]
+      .flatMap((api) => api.lines)
+      .filter((l) => l.includes('schedule tick made its task'))
+      .map(
+        (l) =>
+          JSON.parse(l.slice(l.indexOf('{'))) as {
+            tick: string;
+            taskId: string;
+            replayed: boolean;
+          },
+      )
+      .filter((l) => !l.replayed); // a tick delivered again finds its task: not a new one
+    expect(new Set(tickLines.map((l) => l.tick)).size).toBe(tickLines.length);
+    const made = new Set(tickLines.map((l) => l.taskId));
+    expect(made.size).toBe(tickLines.length);
+    // Every task came from a tick (one more tick may have landed since the list was read).
+    for (const t of tasks) expect(made.has(t.taskId), t.taskId).toBe(true);
+    expect(tickLines.length - tasks.length).toBeLessThanOrEqual(1);
+    expect(tasks.length).toBeLessThanOrEqual(elapsedTicks + 1);
+    expect(tasks.length).toBeGreaterThanOrEqual(Math.min(3, elapsedTicks));
     expect(new Set(tasks.map((t) => t.taskId)).size).toBe(tasks.length);
     // Two tasks of one tick would be made within milliseconds of each other (both processes see
     // the tick at once); ticks are a second apart, give or take the processes' latency.

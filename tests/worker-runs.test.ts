@@ -95,9 +95,13 @@ describe('starting a run', () => {
       what: 'the worker to remember the cancel',
     });
     await queue.resume();
-    await waitFor(async () => (await queue.getJobCounts('waiting', 'active')).waiting === 0, {
-      what: 'the job to be taken',
-    });
+    await waitFor(
+      async () => {
+        const counts = await queue.getJobCounts('waiting', 'prioritized');
+        return (counts.waiting ?? 0) + (counts.prioritized ?? 0) === 0; // fair share: prioritized
+      },
+      { what: 'the job to be taken' },
+    );
     await waitFor(
       async () =>
         w.lines.some(

@@ -258,7 +258,10 @@ describe('worker graceful shutdown', () => {
       stopMs,
       released,
       completedBeforeNewWorker: terminalAtStop,
-      queueAfterStop: { waiting: afterStop.waiting, active: afterStop.active },
+      queueAfterStop: {
+        waiting: afterStop.waiting + afterStop.prioritized,
+        active: afterStop.active,
+      },
       ...summary(books),
       seconds: secondsSince(started),
     });

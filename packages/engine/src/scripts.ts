@@ -90,16 +90,18 @@ const CREATE = `${APPEND_EVENT}
 -- Fair share (decision 33): the task's BullMQ priority is its tenant's virtual start time. \`fair\`
 -- is a hash of tenant -> the tag of its last task on this queue, \`head\` the queue's prioritized
 -- set (BullMQ scores it priority * 2^32 + a counter), whose first job's priority is the virtual
--- time now (kept under '#v' for when the set is empty). A tenant's next tag is one step
+-- time now (kept under '#v' for when the set is empty): its priority less its own offset (the
+-- task's \`priority\` - 1, read off its record). A tenant's next tag is one step
 -- (1 / its weight) after its last, but never before now: one with a backlog keeps its order, one
 -- that was idle joins the head. An empty set may only mean that the jobs of the last creates are
 -- on their way: the clock starts over only once the queue has been empty with no create for a
 -- second ('#at'), which keeps tags far from BullMQ's largest priority.
-local function fair_priority(fair, head, tenant, step, offset, now_ms)
+local function fair_priority(fair, head, tenant, step, offset, now_ms, task_prefix)
   local first = redis.call('ZRANGE', head, 0, 0, 'WITHSCORES')
   local v
   if first[2] then
-    v = math.floor(tonumber(first[2]) / 4294967296)
+    local own = tonumber(redis.call('HGET', task_prefix .. first[1], '${F.priority}') or '1') or 1
+    v = math.max(math.floor(tonumber(first[2]) / 4294967296) - (own - 1), 0)
     redis.call('HSET', fair, '#v', v)
   else
     local at = redis.call('HGET', fair, '#at')
@@ -162,7 +164,7 @@ local function create(task, index, idem, events, outbox, open_set, usage, all_op
     redis.call('PEXPIRE', usage .. '-exp', index_ttl)
   end
   push_event(task, events, outbox, channel, id, false, 1, written['${F.status}'], written['${F.statusMessage}'], written['${F.progress}'], written['${F.updatedAt}'], written['${F.callback}'], expires_at)
-  if step > 0 then return 'ok ' .. fair_priority(fair, head, written['${F.tenant}'], step, offset, now) end
+  if step > 0 then return 'ok ' .. fair_priority(fair, head, written['${F.tenant}'], step, offset, now, string.sub(task, 1, #task - #id)) end
   return 'ok'
 end
 `;
