@@ -428,22 +428,32 @@ describe('two API and two worker processes', { timeout: 120_000 }, () => {
     // One task per tick: each tick the APIs took (logged with its tick job's id) made one task,
     // and no tick was taken twice. On a loaded host ticks can run late, so against the clock
     // only: never more tasks than ticks due (plus the one under way), and ticks keep coming.
-    const tickLines = [one!, two!]
-      .flatMap((api) => api.lines)
-      .filter((l) => l.includes('schedule tick made its task'))
-      .map(
-        (l) =>
-          JSON.parse(l.slice(l.indexOf('{'))) as {
-            tick: string;
-            taskId: string;
-            replayed: boolean;
-          },
-      )
-      .filter((l) => !l.replayed); // a tick delivered again finds its task: not a new one
+    const logged = () =>
+      [one!, two!]
+        .flatMap((api) => api.lines)
+        .filter((l) => l.includes('schedule tick made its task'))
+        .map(
+          (l) =>
+            JSON.parse(l.slice(l.indexOf('{'))) as {
+              tick: string;
+              taskId: string;
+              replayed: boolean;
+            },
+        )
+        .filter((l) => !l.replayed); // a tick delivered again finds its task: not a new one
+    // A tick logs once its task is stored: the line of one under way may come a moment later.
+    const tickLines = await waitFor(
+      async () => {
+        const lines = logged();
+        const ids = new Set(lines.map((l) => l.taskId));
+        return tasks.every((t) => ids.has(t.taskId)) && lines;
+      },
+      { timeoutMs: 3000, what: 'a tick line for every task' },
+    ).catch(() => logged());
     expect(new Set(tickLines.map((l) => l.tick)).size).toBe(tickLines.length);
     const made = new Set(tickLines.map((l) => l.taskId));
     expect(made.size).toBe(tickLines.length);
-    // Every task came from a tick (one more tick may have landed since the list was read).
+    // Every task came from a tick (and one more tick may have landed since the list was read).
     for (const t of tasks) expect(made.has(t.taskId), t.taskId).toBe(true);
     expect(tickLines.length - tasks.length).toBeLessThanOrEqual(1);
     expect(tasks.length).toBeLessThanOrEqual(elapsedTicks + 1);
