@@ -1,7 +1,10 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium } from './helpers/browser.js';
-import { startInProcessApi, type InProcessApi } from './helpers/service.js';
+import { startInProcessApi, type InProcessApi, oneShard } from './helpers/service.js';
+
+// This file names the queues as one shard shows them.
+oneShard();
 
 const ADMIN_KEY = 'admin-key-0123456789abcdef';
 

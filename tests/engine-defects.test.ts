@@ -3,7 +3,16 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
 import { readSse } from './helpers/sse.js';
-import { KEY_A, startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+import {
+  KEY_A,
+  startInProcessApi,
+  startWorker,
+  type InProcessApi,
+  oneShard,
+} from './helpers/service.js';
+
+// This file reads and edits one shard's keys and queues.
+oneShard();
 
 // The defects found when the task lifecycle had no single owner (issue 10), each tried from
 // outside as a user would: HTTP against a real API, real worker processes, one real Redis.

@@ -8,7 +8,16 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createCatalog } from '@longrun/core';
 import { createWorker, defineJobType, type LongrunWorker } from '@longrun/worker';
 import { waitFor } from './helpers/http.js';
-import { KEY_B, startInProcessApi, uniquePrefix, type InProcessApi } from './helpers/service.js';
+import {
+  KEY_B,
+  startInProcessApi,
+  uniquePrefix,
+  type InProcessApi,
+  oneShard,
+} from './helpers/service.js';
+
+// This file asserts the order of one queue (fair-share turns, priorities).
+oneShard();
 
 const redis = new Redis(inject('redisUrl'));
 let api: InProcessApi | undefined;

@@ -299,7 +299,7 @@ describe('metrics', () => {
       'completed',
       'failed',
     ]) {
-      expect(apiText).toContain(`longrun_queue_jobs{queue="tasks",state="${state}"}`);
+      expect(apiText).toContain(`longrun_queue_jobs{queue="tasks",state="${state}",shard="0"}`);
     }
     expect(apiText).toMatch(
       /longrun_http_request_duration_seconds_count\{method="POST",route="\/v1\/jobs\/",status="202"\} [1-9]/,

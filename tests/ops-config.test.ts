@@ -423,7 +423,9 @@ describe('Grafana dashboard', () => {
         exprs.some((e) => re.test(e)),
         String(re),
       ).toBe(true);
-    has(/max by \(queue, state\) \(longrun_queue_jobs/); // queue depth by state
+    // Queue depth by state: each replica's shards summed, then one replica's view.
+    has(/max by \(queue, state\) \(sum by \(queue, state, instance\) \(longrun_queue_jobs/);
+    has(/max by \(shard\) \(sum by \(shard, instance\) \(longrun_queue_jobs/); // per shard
     has(/sum by \(type, outcome\) \(rate\(longrun_jobs_processed_total/); // throughput
     for (const q of ['0.5', '0.95', '0.99']) {
       has(new RegExp(`histogram_quantile\\(${q}, .*longrun_job_duration_seconds_bucket`));
@@ -432,7 +434,7 @@ describe('Grafana dashboard', () => {
     has(/histogram_quantile\(0\.99, .*longrun_http_request_duration_seconds_bucket/); // API p99
     has(/histogram_quantile\(0\.5, .*longrun_http_request_duration_seconds_bucket/); // API p50
     has(/status=~"5\.\."\}.*\/ sum\(rate\(longrun_http_request_duration_seconds_count/); // 5xx ratio
-    has(/max by \(state\) \(longrun_queue_jobs/); // task statuses
+    has(/max by \(state\) \(sum by \(state, instance\) \(longrun_queue_jobs/); // task statuses
     has(/^count\(up\{job="longrun-worker"\} == 1\)$/); // worker count
     has(/^sum\(longrun_worker_active_jobs\) \/ sum\(longrun_worker_concurrency\)$/); // saturation
     has(/redis_memory_used_bytes/);

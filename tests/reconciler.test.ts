@@ -13,7 +13,11 @@ import {
   startWorker,
   uniquePrefix,
   type InProcessApi,
+  oneShard,
 } from './helpers/service.js';
+
+// This file writes one shard's keys by hand to stage crashes.
+oneShard();
 
 // The reconciler maps BullMQ's view back onto the records. Each case leaves a task the way a
 // process that died between two writes (or an operator) would, by really killing the process at

@@ -1,77 +1,19 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error plain ESM helper shared with `npm start`
-import { findRedisServer, freePort, startRedis } from '../scripts/redis.mjs';
+import { startCluster, type LocalCluster } from './helpers/cluster.js';
 import { httpClient, waitFor } from './helpers/http.js';
 import { runApp, startApp, type Proc } from './helpers/processes.js';
 import { API_KEYS, KEY_A } from './helpers/service.js';
 import { readSse } from './helpers/sse.js';
 
-interface RedisProc {
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-}
-
 const procs: Proc[] = [];
-const servers: RedisProc[] = [];
-let dir: string;
+let cluster: LocalCluster;
 let nodes: string;
 let http: ReturnType<typeof httpClient>;
 let apiUrl: string;
 
-/** A free port whose cluster bus port (+10000) is free too. */
-async function clusterPort(): Promise<number> {
-  for (;;) {
-    const port: number = await freePort();
-    if (port + 10_000 < 65_536) return port;
-  }
-}
-
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'longrun-cluster-'));
-  const bin = findRedisServer();
-  for (let i = 0; i < 3; i++) {
-    const port = await clusterPort();
-    const nodeDir = join(dir, String(port));
-    servers.push(
-      await startRedis({
-        bin,
-        port,
-        dir: nodeDir,
-        appendonly: false,
-        args: [
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          join(nodeDir, 'nodes.conf'),
-          '--cluster-node-timeout',
-          '2000',
-        ],
-      }),
-    );
-  }
-  const addresses = servers.map((s) => `127.0.0.1:${s.port}`);
-  const created = spawnSync(
-    'redis-cli',
-    ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'],
-    {
-      encoding: 'utf8',
-    },
-  );
-  expect(created.status, created.stdout + created.stderr).toBe(0);
-  for (const s of servers) {
-    const r = new Redis(s.port, '127.0.0.1');
-    await waitFor(async () => (await r.cluster('INFO')).includes('cluster_state:ok'), {
-      what: 'cluster ok',
-    });
-    r.disconnect();
-  }
-  nodes = addresses.join(',');
+  cluster = await startCluster(3);
+  nodes = cluster.nodes;
   const env = {
     LONGRUN_REDIS_CLUSTER_NODES: nodes,
     LONGRUN_PREFIX: '{lrtest}',
@@ -90,8 +32,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const p of procs) await p.stop();
-  for (const s of servers) await s.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await cluster?.stop();
 });
 
 describe('on a 3-primary Redis Cluster', () => {

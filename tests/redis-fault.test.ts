@@ -6,9 +6,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitFor, type HttpResult } from './helpers/http.js';
-import { startInProcessApi, type InProcessApi } from './helpers/service.js';
+import { startInProcessApi, type InProcessApi, oneShard } from './helpers/service.js';
 // @ts-expect-error plain ESM helper shared with `npm start`
 import { findRedisServer, freePort, startRedis } from '../scripts/redis.mjs';
+
+// This file counts one shard's keys and queues.
+oneShard();
 
 interface PrivateRedis {
   url: string;

@@ -8,7 +8,11 @@ import {
   startWorker,
   uniquePrefix,
   type InProcessApi,
+  oneShard,
 } from './helpers/service.js';
+
+// This file counts one shard's queues and a worker's exact parallelism.
+oneShard();
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
@@ -44,8 +48,10 @@ describe('queues per job type', () => {
     expect(sleeper.ready.queues).toEqual(['tasks-slow']);
     await waitFor(async () => (await statusOf(a, sleep)).status === 'completed');
     const metrics = (await a.http('GET', '/metrics')).text;
-    expect(metrics).toContain('longrun_queue_jobs{queue="tasks-slow",state="waiting"} 0');
-    expect(metrics).toContain('longrun_queue_jobs{queue="tasks-slow",state="prioritized"} 0');
+    expect(metrics).toContain('longrun_queue_jobs{queue="tasks-slow",state="waiting",shard="0"} 0');
+    expect(metrics).toContain(
+      'longrun_queue_jobs{queue="tasks-slow",state="prioritized",shard="0"} 0',
+    );
   });
 
   it('refuses to start a worker for an unknown type', async () => {

@@ -2,7 +2,10 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
-import { startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+import { startInProcessApi, startWorker, type InProcessApi, oneShard } from './helpers/service.js';
+
+// This file reads one shard's event lists and queues.
+oneShard();
 
 // How a worker starts a run: a first run that carries its input in the job (every submit since
 // the job carries it) reads nothing and marks the task `running` only once it has run for

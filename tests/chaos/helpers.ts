@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
+import { shardOfTaskId, shardPrefix } from '@longrun/engine';
 // @ts-expect-error plain ESM helper shared with `npm start`
 import { findRedisServer, freePort, startRedis } from '../../scripts/redis.mjs';
 
@@ -358,8 +359,8 @@ export async function readBooks(
     const batch = ids.slice(start, start + 500);
     const pipeline = redis.pipeline();
     for (const id of batch) {
-      pipeline.hget(`${prefix}:task:${id}`, 'status');
-      pipeline.lrange(`${prefix}:events:${id}`, 0, -1);
+      pipeline.hget(`${shardOf(prefix, id)}:task:${id}`, 'status');
+      pipeline.lrange(`${shardOf(prefix, id)}:events:${id}`, 0, -1);
     }
     const replies = (await pipeline.exec()) ?? [];
     batch.forEach((id, i) => {
@@ -393,9 +394,11 @@ export async function readBooks(
     });
   }
   const known = new Set(ids);
-  for await (const keys of redis.scanStream({ match: `${prefix}:task:*`, count: 1000 })) {
-    for (const key of keys as string[]) {
-      if (!known.has(key.slice(`${prefix}:task:`.length))) books.unacknowledged += 1;
+  for (const shard of suiteShards(prefix)) {
+    for await (const keys of redis.scanStream({ match: `${shard}:task:*`, count: 1000 })) {
+      for (const key of keys as string[]) {
+        if (!known.has(key.slice(`${shard}:task:`.length))) books.unacknowledged += 1;
+      }
     }
   }
   return books;
@@ -416,7 +419,7 @@ export async function closeBooks(
     for (let start = 0; start < pending.length; start += 1000) {
       const batch = pending.slice(start, start + 1000);
       const pipeline = redis.pipeline();
-      for (const id of batch) pipeline.hget(`${prefix}:task:${id}`, 'status');
+      for (const id of batch) pipeline.hget(`${shardOf(prefix, id)}:task:${id}`, 'status');
       const replies = (await pipeline.exec()) ?? [];
       batch.forEach((id, i) => {
         const status = replies[i]?.[1];
@@ -534,4 +537,15 @@ export function percentiles(values: number[]): { p50: number; p99: number; max: 
   const sorted = [...values].sort((a, b) => a - b);
   const at = (p: number) => Math.round(sorted[Math.floor((sorted.length - 1) * p)] ?? 0);
   return { p50: at(0.5), p99: at(0.99), max: at(1) };
+}
+
+/** The key prefix of the shard a task id names (the prefix itself with one shard). */
+function shardOf(prefix: string, id: string): string {
+  return shardPrefix(prefix, shardOfTaskId(id));
+}
+
+/** Every shard's prefix, as many as the suite runs with (`LONGRUN_SHARDS`, default 1). */
+function suiteShards(prefix: string): string[] {
+  const count = Number(process.env.LONGRUN_SHARDS ?? 1);
+  return Array.from({ length: count }, (_, i) => shardPrefix(prefix, i));
 }

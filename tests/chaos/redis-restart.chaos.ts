@@ -6,6 +6,7 @@
 // Sizes: CHAOS_SCALE scales the load phases (CHAOS_RESTART_BEFORE_MS / CHAOS_RESTART_AFTER_MS).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { shardOfTaskId, shardPrefix } from '@longrun/engine';
 import { KEY_A, startInProcessApi, startWorker } from '../helpers/service.js';
 import {
   adminRedis,
@@ -140,7 +141,9 @@ describe('Redis restart with AOF', () => {
 
       // Which acknowledged tasks survived the restart?
       const pipeline = admin.pipeline();
-      for (const { id } of acked) pipeline.exists(`${api.prefix}:task:${id}`);
+      for (const { id } of acked) {
+        pipeline.exists(`${shardPrefix(api.prefix, shardOfTaskId(id))}:task:${id}`);
+      }
       const exists = ((await pipeline.exec()) ?? []).map(([, v]) => v === 1);
       const lost = acked.filter((_, i) => !exists[i]);
 

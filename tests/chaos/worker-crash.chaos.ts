@@ -4,6 +4,7 @@
 // Sizes: CHAOS_SCALE, or CHAOS_CRASH_JOBS; CHAOS_CRASH_KILL_EVERY_MS (default 2000).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { shardOfTaskId, shardPrefix } from '@longrun/engine';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { Proc } from '../helpers/processes.js';
 import { KEY_A, startInProcessApi, startWorker } from '../helpers/service.js';
@@ -118,7 +119,9 @@ describe('worker crash', () => {
 /** Handler starts per task (`running` entries in its event list). */
 async function readRunCounts(redis: Redis, prefix: string, ids: string[]): Promise<number[]> {
   const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.lrange(`${prefix}:events:${id}`, 0, -1);
+  for (const id of ids) {
+    pipeline.lrange(`${shardPrefix(prefix, shardOfTaskId(id))}:events:${id}`, 0, -1);
+  }
   const replies = (await pipeline.exec()) ?? [];
   return replies.map(
     ([, entries]) =>

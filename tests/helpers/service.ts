@@ -28,6 +28,14 @@ export const KEY_A = 'tenant-a-key-0123456789';
 export const KEY_B = 'tenant-b-key-0123456789';
 export const API_KEYS = `alpha:${KEY_A},beta:${KEY_B}`;
 
+/**
+ * For a test file that reads one shard's keys or queues, or asserts the order of one queue:
+ * `LONGRUN_SHARDS=4 npm test` (the suite on shards) leaves it on one shard. Call at the top.
+ */
+export function oneShard(): void {
+  process.env.LONGRUN_SHARDS = '1';
+}
+
 /** A fresh key prefix, so tests sharing one Redis never see each other's keys. */
 export function uniquePrefix(): string {
   return `test-${randomUUID().slice(0, 12)}`;
@@ -73,9 +81,12 @@ export async function buildEngine(
     maxTtlMs: 7 * 86_400_000,
     redisTimeoutMs: 2000,
     maxOpenTasks: 0,
+    // `LONGRUN_SHARDS=4 npm test` runs the suite on shards (as the processes it starts do).
+    shards: Number(process.env.LONGRUN_SHARDS ?? 1),
     ...opts,
     prefix,
   });
+  await engine.announceShards().catch(() => undefined);
   return { engine, types };
 }
 
@@ -109,6 +120,8 @@ export async function startInProcessApi(
     maxSchedules?: number;
     /** LONGRUN_FAIR_SHARE / LONGRUN_TENANT_WEIGHTS (default: on, every weight 1). */
     fairShare?: FairShareOptions | false;
+    /** LONGRUN_SHARDS (default: the suite's, 1 unless set). */
+    shards?: number;
     redisUrl?: string;
     pollIntervalMs?: number;
     redisTimeoutMs?: number;
@@ -137,6 +150,7 @@ export async function startInProcessApi(
     tenantMaxBytes: opts.tenantMaxBytes ?? 0,
     ...(opts.maxSchedules !== undefined ? { maxSchedules: opts.maxSchedules } : {}),
     fairShare: opts.fairShare,
+    ...(opts.shards !== undefined ? { shards: opts.shards } : {}),
   });
   const app = createApp({
     engine,

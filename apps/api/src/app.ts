@@ -41,8 +41,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   const jobs = deps.engine.jobs;
-  const metrics = new ApiMetrics(jobs, deps.redisTimeoutMs, {
-    store: deps.engine.store,
+  const metrics = new ApiMetrics(deps.engine.shards, deps.redisTimeoutMs, {
     tenants: deps.keys.tenants,
     maxBytes: deps.engine.tenantMaxBytes,
   });
@@ -52,7 +51,16 @@ export function createApp(deps: AppDeps): Express {
   // The task routes first: they carry nearly all the traffic, so no other router is walked.
   const limits =
     deps.rateLimitRps > 0
-      ? [rateLimit(new TenantLimiter(jobs, deps.rateLimitRps, deps.redisTimeoutMs))]
+      ? [
+          rateLimit(
+            new TenantLimiter(
+              jobs,
+              deps.rateLimitRps,
+              deps.redisTimeoutMs,
+              deps.engine.shards.map((s) => s.prefix),
+            ),
+          ),
+        ]
       : [];
   // Authentication and limits run first in each task route.
   const before = [requireTenant(deps.keys), ...limits];
@@ -65,7 +73,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(a2aRouter(deps.engine, before, deps.logger));
   app.use(healthRouter(jobs, metrics.registry, deps.redisTimeoutMs));
   if (deps.adminKeys?.length) {
-    app.use(adminRouter(jobs, deps.adminKeys, deps.adminReadOnly ?? true));
+    app.use(adminRouter(deps.engine.shards, deps.adminKeys, deps.adminReadOnly ?? true));
   }
   app.use(
     docsRouter({

@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     connection,
     events,
     prefix: config.LONGRUN_PREFIX,
+    shards: config.LONGRUN_SHARDS,
     types,
     webhookPolicy: new WebhookTargetPolicy(config.LONGRUN_WEBHOOK_ALLOW),
     pollIntervalMs: config.LONGRUN_POLL_INTERVAL_MS,
@@ -69,6 +70,13 @@ async function main(): Promise<void> {
     crashAt: config.LONGRUN_TEST_CRASH_AT,
   });
   await types.start();
+  // Workers serve every shard the API processes announce (retried until Redis answers).
+  const announce = () =>
+    engine.announceShards().catch((err: unknown) => {
+      logger.warn({ err }, 'could not announce the shard count; retrying in 5 s');
+      setTimeout(() => void announce(), 5000).unref();
+    });
+  await announce();
   // Schedule ticks become tasks here: a BullMQ worker, so a connection that waits for Redis.
   const tickerConnection = createRedis(config.REDIS_URL, 'worker', cluster);
   tickerConnection.on('error', (err: Error) =>

@@ -36,6 +36,11 @@ export const sharedEnvShape = {
     .string()
     .regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'letters, digits, _ . - { } only (at most 64)')
     .default('longrun'),
+  /**
+   * Shards the tasks are spread over (decision 37): each its own hash tag, so the primaries of a
+   * Redis Cluster share the work. The same on every API and worker of a deployment.
+   */
+  LONGRUN_SHARDS: z.coerce.number().int().min(1).max(1024).default(1),
   LONGRUN_DEFAULT_TTL_MS: z.coerce.number().int().min(1000).default(86_400_000),
   LONGRUN_MAX_TTL_MS: z.coerce
     .number()

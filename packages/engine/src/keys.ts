@@ -66,7 +66,12 @@ export interface TaskKeys {
   schedules(tenant: string): string;
 }
 
-export function taskKeys(prefix: string): TaskKeys {
+/**
+ * The keys under `prefix`. On a shard (decision 37) `prefix` is the shard's and `channelPrefix`
+ * the configured one: pub/sub channels (not keys: no slot) are shared by every shard, so one
+ * subscription per process hears them all.
+ */
+export function taskKeys(prefix: string, channelPrefix = prefix): TaskKeys {
   return {
     task: (id) => `${prefix}:task:${id}`,
     index: (tenant) => `${prefix}:tenant:${tenant}:tasks`,
@@ -81,12 +86,12 @@ export function taskKeys(prefix: string): TaskKeys {
     events: (id) => `${prefix}:events:${id}`,
     messages: (id) => `${prefix}:messages:${id}`,
     outbox: `${prefix}:outbox`,
-    cancelChannel: `${prefix}:cancel`,
-    eventsChannel: `${prefix}:task-events:`,
+    cancelChannel: `${channelPrefix}:cancel`,
+    eventsChannel: `${channelPrefix}:task-events:`,
     jobTypes: `${prefix}:jobtypes`,
     jobTypeWorkers: `${prefix}:jobtypes:workers`,
     jobTypeSeen: `${prefix}:jobtypes:seen`,
-    jobTypesChannel: `${prefix}:jobtypes:changed`,
+    jobTypesChannel: `${channelPrefix}:jobtypes:changed`,
     schedule: (id) => `${prefix}:schedule:${id}`,
     schedules: (tenant) => `${prefix}:tenant:${tenant}:schedules`,
   };

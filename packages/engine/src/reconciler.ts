@@ -11,6 +11,8 @@ export interface ReconcilerOptions {
   /** A worker-role connection. */
   connection: Redis;
   prefix: string;
+  /** The configured prefix when `prefix` is a shard's (its channels are shared; see `taskKeys`). */
+  channelPrefix?: string | undefined;
   /** Every registered job type (not only this worker's): their queues and attempts. */
   types: JobTypeDirectory;
   maxTtlMs: number;
@@ -70,11 +72,12 @@ export class Reconciler {
   private sweeping: Promise<unknown> | undefined;
 
   constructor(private readonly opts: ReconcilerOptions) {
-    this.keys = taskKeys(opts.prefix);
-    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
+    this.keys = taskKeys(opts.prefix, opts.channelPrefix);
+    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs, opts.channelPrefix);
     this.jobs = new TaskQueue({
       connection: opts.connection,
       prefix: opts.prefix,
+      channelPrefix: opts.channelPrefix,
       types: opts.types,
     });
   }

@@ -9,6 +9,8 @@ export interface TaskQueueOptions {
   /** A producer connection (see `createRedis`); shared by BullMQ and the task store. */
   connection: Redis;
   prefix: string;
+  /** The configured prefix when `prefix` is a shard's (see `taskKeys`). */
+  channelPrefix?: string | undefined;
   /**
    * The job types, to know which queue each runs on (types may have queues of their own): the
    * registry as the API reads it (`JobTypeDirectory`), or a worker's own catalog.
@@ -126,7 +128,7 @@ export class TaskQueue {
   constructor(opts: TaskQueueOptions) {
     this.connection = opts.connection;
     this.prefix = opts.prefix;
-    this.cancelChannel = taskKeys(opts.prefix).cancelChannel;
+    this.cancelChannel = taskKeys(opts.prefix, opts.channelPrefix).cancelChannel;
     this.types = opts.types ?? new Map();
     this.queue = this.queueNamed(QUEUE_NAME);
     this.webhookQueue = new Queue(WEBHOOK_QUEUE_NAME, {

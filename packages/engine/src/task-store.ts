@@ -76,8 +76,10 @@ export class TaskStore {
     redis: Redis,
     prefix: string,
     private readonly maxTtlMs: number,
+    /** The configured prefix when `prefix` is a shard's (its channels are shared; see taskKeys). */
+    channelPrefix = prefix,
   ) {
-    this.keys = taskKeys(prefix);
+    this.keys = taskKeys(prefix, channelPrefix);
     this.redis = defineTaskScripts(redis);
   }
 

@@ -17,21 +17,30 @@ export interface Limited {
  * @example const limiter = new TenantLimiter(engine.jobs, 100, 2000); await limiter.consume('t')
  */
 export class TenantLimiter {
-  private readonly limiter: RateLimiterRedis;
+  /** One per shard prefix: a tenant's counter lives on the shard its name hashes to. */
+  private readonly limiters: RateLimiterRedis[];
   private connectedOnce: boolean;
 
   constructor(
     private readonly jobs: TaskQueue,
     readonly perSecond: number,
     private readonly deadlineMs: number,
+    /**
+     * The shards' prefixes (default: the queue's own): with several, tenants' counters spread
+     * over them, so on a Redis Cluster no one primary counts every request (decision 37).
+     */
+    prefixes: readonly string[] = [jobs.prefix],
   ) {
-    this.limiter = new RateLimiterRedis({
-      storeClient: jobs.redis,
-      keyPrefix: `${jobs.prefix}:ratelimit`,
-      points: perSecond,
-      duration: 1,
-      rejectIfRedisNotReady: true,
-    });
+    this.limiters = prefixes.map(
+      (prefix) =>
+        new RateLimiterRedis({
+          storeClient: jobs.redis,
+          keyPrefix: `${prefix}:ratelimit`,
+          points: perSecond,
+          duration: 1,
+          rejectIfRedisNotReady: true,
+        }),
+    );
     this.connectedOnce = jobs.redis.status === 'ready';
     if (!this.connectedOnce) jobs.redis.once('ready', () => (this.connectedOnce = true));
   }
@@ -42,7 +51,7 @@ export class TenantLimiter {
       // Only a first connection is waited for; during an outage the request goes on at once
       // (and its own Redis call fails), so a 503 does not take two deadlines.
       if (!this.connectedOnce) await guard(() => this.jobs.whenReady(), this.deadlineMs);
-      await this.limiter.consume(tenant);
+      await this.limiterFor(tenant).consume(tenant);
       return null;
     } catch (outcome) {
       if (outcome instanceof RateLimiterRes) {
@@ -53,5 +62,15 @@ export class TenantLimiter {
       }
       return null;
     }
+  }
+
+  /** The tenant's limiter: FNV-1a of its name, so every API replica picks the same. */
+  private limiterFor(tenant: string): RateLimiterRedis {
+    if (this.limiters.length === 1) return this.limiters[0] as RateLimiterRedis;
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < tenant.length; i++) {
+      hash = Math.imul(hash ^ tenant.charCodeAt(i), 0x01000193) >>> 0;
+    }
+    return this.limiters[hash % this.limiters.length] as RateLimiterRedis;
   }
 }

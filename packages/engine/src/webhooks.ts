@@ -33,6 +33,8 @@ export interface WebhookDispatcherOptions {
   /** A connection of its own: the outbox relay blocks on it (XREADGROUP … BLOCK). */
   relayConnection: Redis;
   prefix: string;
+  /** The configured prefix when `prefix` is a shard's (its channels are shared; see `taskKeys`). */
+  channelPrefix?: string | undefined;
   maxTtlMs: number;
   pollIntervalMs: number;
   policy: WebhookTargetPolicy;
@@ -81,7 +83,7 @@ export class WebhookDispatcher {
   private loop: Promise<void> | undefined;
 
   constructor(private readonly opts: WebhookDispatcherOptions) {
-    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
+    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs, opts.channelPrefix);
     this.log = new TaskLog(opts.connection, this.store.keys);
     this.queue = new Queue(WEBHOOK_QUEUE_NAME, {
       connection: opts.connection,

@@ -14,6 +14,8 @@ import {
   JobTypeRegistry,
   queueNameFor,
   Reconciler,
+  ShardCount,
+  shardPrefix,
   RegistryHeartbeat,
   TaskWorker,
   WebhookDispatcher,
@@ -82,25 +84,6 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
   const subscriber = connect('subscriber');
   const owned = [connection, subscriber];
   const metrics = new WorkerMetrics(concurrency);
-  const worker = new TaskWorker({
-    connection,
-    subscriber,
-    prefix,
-    maxTtlMs,
-    catalog,
-    types,
-    concurrency,
-    lockDurationMs: opts.lockDurationMs,
-    stalledIntervalMs: opts.stalledIntervalMs,
-    maxStalledCount: opts.maxStalledCount,
-    runningMarkMs: opts.runningMarkMs,
-    maxResultBytes: opts.maxResultBytes,
-    logger,
-    onRun: metrics.onRun,
-    onQueueWait: metrics.onQueueWait,
-    onActiveChange: metrics.onActiveChange,
-    crashAt: opts.crashAt,
-  });
   const registry = new JobTypeRegistry(connection, prefix);
   const heartbeat = new RegistryHeartbeat({
     registry,
@@ -110,37 +93,115 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
     logger,
   });
   const reconcile = opts.reconcile === false ? undefined : (opts.reconcile ?? {});
-  const reconciler = reconcile
-    ? new Reconciler({
-        connection,
-        prefix,
-        types: new JobTypeDirectory({ connection, prefix, refreshMs: 0 }),
-        maxTtlMs,
-        intervalMs: reconcile.intervalMs,
-        graceMs: reconcile.graceMs,
-        batch: reconcile.batch,
-        logger,
-        onRepair: metrics.onRepair,
-      })
-    : undefined;
-  let webhooks: WebhookDispatcher | undefined;
-  if (opts.webhooks !== false) {
-    const relayConnection = connect('worker');
-    owned.push(relayConnection);
-    webhooks = new WebhookDispatcher({
-      connection,
-      relayConnection,
-      prefix,
-      maxTtlMs,
-      pollIntervalMs: opts.webhooks?.pollIntervalMs ?? 5000,
-      policy: new WebhookTargetPolicy(opts.webhooks?.allow ?? []),
-      logger,
-      consumerName: id,
-      timeoutMs: opts.webhooks?.timeoutMs,
-      perTenant: opts.webhooks?.perTenant,
-      onDelivery: metrics.onDelivery,
-    });
+  const directory = reconcile && new JobTypeDirectory({ connection, prefix, refreshMs: 0 });
+
+  /** What serving one shard takes: its job runtime, reconciler and webhook relay. */
+  interface Served {
+    number: number;
+    worker: TaskWorker;
+    reconciler: Reconciler | undefined;
+    webhooks: WebhookDispatcher | undefined;
   }
+  const served = new Map<number, Served>();
+  // Shards the tasks are spread over, as far as this worker knows: its setting, raised to what
+  // the API processes announce in Redis (`ShardCount`), so a worker left at the default serves
+  // every shard (decision 37).
+  let shardCount = opts.shards ?? 1;
+  /** The process's concurrency split over the shards it serves (at least 1 each). */
+  const perShard = (count: number) => Math.max(1, Math.ceil(concurrency / count));
+  // A capped type's tasks go to shard 0 only (the API reads the cap from its queue there), so
+  // the whole cap is set on every shard's queue: it holds however the tasks were placed.
+  const typeCaps = opts.typeConcurrency ?? {};
+
+  const serve = (number: number, count: number): Served => {
+    const shard = shardPrefix(prefix, number);
+    const worker = new TaskWorker({
+      connection,
+      subscriber,
+      prefix: shard,
+      channelPrefix: prefix,
+      maxTtlMs,
+      catalog,
+      types,
+      concurrency: perShard(count),
+      lockDurationMs: opts.lockDurationMs,
+      stalledIntervalMs: opts.stalledIntervalMs,
+      maxStalledCount: opts.maxStalledCount,
+      runningMarkMs: opts.runningMarkMs,
+      maxResultBytes: opts.maxResultBytes,
+      logger,
+      onRun: metrics.onRun,
+      onQueueWait: metrics.onQueueWait,
+      onActiveChange: metrics.onActiveChange,
+      crashAt: opts.crashAt,
+    });
+    const reconciler =
+      reconcile && directory
+        ? new Reconciler({
+            connection,
+            prefix: shard,
+            channelPrefix: prefix,
+            types: directory,
+            maxTtlMs,
+            intervalMs: reconcile.intervalMs,
+            graceMs: reconcile.graceMs,
+            batch: reconcile.batch,
+            logger,
+            onRepair: metrics.onRepair,
+          })
+        : undefined;
+    let webhooks: WebhookDispatcher | undefined;
+    if (opts.webhooks !== false) {
+      // The relay blocks on its shard's outbox: a connection of its own per shard.
+      const relayConnection = connect('worker');
+      owned.push(relayConnection);
+      const settings = opts.webhooks ?? {};
+      webhooks = new WebhookDispatcher({
+        connection,
+        relayConnection,
+        prefix: shard,
+        channelPrefix: prefix,
+        maxTtlMs,
+        pollIntervalMs: settings.pollIntervalMs ?? 5000,
+        policy: new WebhookTargetPolicy(settings.allow ?? []),
+        logger,
+        consumerName: id,
+        timeoutMs: settings.timeoutMs,
+        perTenant: settings.perTenant,
+        onDelivery: metrics.onDelivery,
+      });
+    }
+    const entry = { number, worker, reconciler, webhooks };
+    served.set(number, entry);
+    return entry;
+  };
+  const wanted = (count: number) => opts.serveShards ?? Array.from({ length: count }, (_, i) => i);
+  // Made now, so a bad setting (an unknown type) throws here, not at start.
+  for (const number of wanted(shardCount)) serve(number, wanted(shardCount).length);
+
+  /** Starts what serving the shard takes (its caps first, so no job runs above them). */
+  const startServing = async (entry: Served) => {
+    await applyTypeConcurrency(connection, shardPrefix(prefix, entry.number), catalog, typeCaps);
+    await entry.worker.start();
+    await entry.webhooks?.start();
+    entry.reconciler?.start();
+  };
+  const shardCounts = new ShardCount(connection, prefix);
+  let growing: Promise<void> = Promise.resolve();
+  let growTimer: NodeJS.Timeout | undefined;
+  /** Serves the shards the API processes added since (checked with the heartbeat). */
+  const grow = async (announced: number) => {
+    if (opts.serveShards || announced <= shardCount) return;
+    shardCount = announced;
+    const numbers = wanted(announced);
+    for (const entry of served.values()) entry.worker.setConcurrency(perShard(numbers.length));
+    const added = numbers.filter((n) => !served.has(n)).map((n) => serve(n, numbers.length));
+    for (const entry of added) await startServing(entry);
+    metrics.setConcurrency(perShard(numbers.length) * numbers.length);
+    if (added.length > 0) {
+      logger.info({ shards: numbers, added: added.map((e) => e.number) }, 'serving more shards');
+    }
+  };
   let server: Server | undefined;
   let metricsPort: number | undefined;
   let state: 'new' | 'started' | 'closed' = 'new';
@@ -154,7 +215,7 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
   return {
     id,
     types,
-    queueNames: worker.queueNames,
+    queueNames: [...new Set([...served.values()].flatMap((e) => e.worker.queueNames))],
     descriptors,
     metrics,
     shutdownGraceMs: graceMs,
@@ -176,14 +237,43 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
           );
         }
       }
-      await applyTypeConcurrency(connection, prefix, catalog, opts.typeConcurrency ?? {});
-      await worker.start();
+      if (!opts.serveShards) {
+        const announced = await shardCounts.read().catch(() => 0);
+        if (announced > shardCount) {
+          shardCount = announced;
+          const numbers = wanted(announced);
+          for (const entry of served.values())
+            entry.worker.setConcurrency(perShard(numbers.length));
+          for (const n of numbers) if (!served.has(n)) serve(n, numbers.length);
+        }
+      }
+      const serving = [...served.values()];
+      metrics.setConcurrency(perShard(serving.length) * serving.length);
+      for (const entry of serving) await startServing(entry);
       // Registered once it takes jobs: a live count in the registry means work will run.
       await heartbeat.start();
-      await webhooks?.start();
-      reconciler?.start();
+      if (!opts.serveShards) {
+        const check = () => {
+          if (state !== 'started') return;
+          growing = growing
+            .then(() => shardCounts.read())
+            .then(grow)
+            .catch((err: unknown) => logger.warn({ err }, 'could not check the shard count'));
+          growTimer = setTimeout(check, opts.heartbeatMs ?? 5000);
+          growTimer.unref();
+        };
+        growTimer = setTimeout(check, opts.heartbeatMs ?? 5000);
+        growTimer.unref();
+      }
       logger.info(
-        { workerId: id, metricsPort, concurrency, types, queues: worker.queueNames },
+        {
+          workerId: id,
+          metricsPort,
+          concurrency,
+          types,
+          queues: [...served.values()][0]?.worker.queueNames,
+          ...(served.size > 1 || shardCount > 1 ? { shards: [...served.keys()] } : {}),
+        },
         'worker ready',
       );
     },
@@ -196,9 +286,13 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
         return 'drained';
       }
       logger.info({ graceMs }, 'worker stopping');
+      clearTimeout(growTimer);
+      growTimer = undefined;
+      await growing;
       await heartbeat.stop();
-      await reconciler?.stop().catch(() => undefined);
-      const closed = worker.close().then(() => true);
+      const serving = [...served.values()];
+      await Promise.all(serving.map((e) => e.reconciler?.stop().catch(() => undefined)));
+      const closed = Promise.all(serving.map((e) => e.worker.close())).then(() => true);
       const inTime = await Promise.race([closed, sleep(graceMs, false)]);
       if (!inTime) {
         // The jobs' locks expire and another worker runs them again (the path of a crash).
@@ -206,7 +300,7 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
         await quitAll(true);
         return 'abandoned';
       }
-      await webhooks?.close().catch(() => undefined);
+      await Promise.all(serving.map((e) => e.webhooks?.close().catch(() => undefined)));
       await quitAll(false);
       logger.info({ workerId: id }, 'worker stopped');
       return 'drained';

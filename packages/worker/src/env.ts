@@ -1,11 +1,17 @@
 import { z } from 'zod';
 import { clusterPrefixIssue, parseEnv, sharedEnvShape, splitList } from '@longrun/core';
+import { parseShardList } from '@longrun/engine';
 import type { WorkerOptions } from './options.js';
 
 const schema = z
   .object({
     ...sharedEnvShape,
     LONGRUN_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(8),
+    /**
+     * The shards this worker serves: `all` (default: every shard the API processes announce), or
+     * indexes and ranges, `0-3,8`.
+     */
+    LONGRUN_WORKER_SHARDS: z.string().default('all'),
     /** 0 picks a free port (handy when several workers share a host). */
     LONGRUN_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),
     LONGRUN_METRICS_HOST: z.string().default('0.0.0.0'),
@@ -61,6 +67,24 @@ const schema = z
   .refine((c) => clusterPrefixIssue(c) === null, {
     path: ['LONGRUN_PREFIX'],
     message: 'must contain a {hash tag} on Redis Cluster, e.g. {longrun}',
+  })
+  .transform((c, ctx) => {
+    try {
+      return {
+        ...c,
+        // `all` is left open: the worker serves every shard announced in Redis, as they grow.
+        LONGRUN_WORKER_SHARDS: ['', 'all'].includes(c.LONGRUN_WORKER_SHARDS.trim())
+          ? undefined
+          : parseShardList(c.LONGRUN_WORKER_SHARDS, c.LONGRUN_SHARDS),
+      };
+    } catch (error) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['LONGRUN_WORKER_SHARDS'],
+        message: (error as Error).message,
+      });
+      return z.NEVER;
+    }
   });
 
 export type WorkerEnv = z.output<typeof schema>;
@@ -87,6 +111,8 @@ export function workerOptionsFromEnv(
     prefix: c.LONGRUN_PREFIX,
     maxTtlMs: c.LONGRUN_MAX_TTL_MS,
     concurrency: c.LONGRUN_WORKER_CONCURRENCY,
+    shards: c.LONGRUN_SHARDS,
+    serveShards: c.LONGRUN_WORKER_SHARDS,
     types: c.LONGRUN_WORKER_TYPES,
     typeConcurrency: Object.fromEntries(c.LONGRUN_TYPE_CONCURRENCY),
     lockDurationMs: c.LONGRUN_LOCK_DURATION_MS,

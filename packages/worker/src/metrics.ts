@@ -13,6 +13,7 @@ export class WorkerMetrics {
   private readonly repairs: Counter<'repair'>;
   /** Handlers running now; read by the gauge at scrape time, not written to it per job. */
   private activeNow = 0;
+  private readonly concurrency: Gauge;
   /** Labelled children by type and outcome: prom-client hashes the labels on every call otherwise. */
   private readonly runChildren = new Map<
     string,
@@ -62,11 +63,17 @@ export class WorkerMetrics {
       labelNames: ['repair'],
       registers: [this.registry],
     });
-    new Gauge({
+    this.concurrency = new Gauge({
       name: 'longrun_worker_concurrency',
       help: 'Jobs this worker process may run at once',
       registers: [this.registry],
-    }).set(concurrency);
+    });
+    this.concurrency.set(concurrency);
+  }
+
+  /** A worker that starts serving more shards says so (its concurrency is split over them). */
+  setConcurrency(concurrency: number): void {
+    this.concurrency.set(concurrency);
   }
 
   onRun = (type: string, outcome: RunOutcome, durationMs: number): void => {

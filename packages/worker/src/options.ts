@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ConfigError, type JobCatalog, type JobTypeDefinition } from '@longrun/core';
-import type { LogFormat, TaskWorkerLogger } from '@longrun/engine';
+import { MAX_SHARDS, type LogFormat, type TaskWorkerLogger } from '@longrun/engine';
 
 /** What `createWorker` takes. Only `jobs` is required; the rest have the README's defaults. */
 export interface WorkerOptions {
@@ -20,11 +20,21 @@ export interface WorkerOptions {
   prefix?: string | undefined;
   /** The API's `LONGRUN_MAX_TTL_MS` (default 7 days). */
   maxTtlMs?: number | undefined;
-  /** Jobs this process runs at once, per queue (default 8). */
+  /** The API's `LONGRUN_SHARDS`: how many shards the tasks are spread over (default 1). */
+  shards?: number | undefined;
+  /**
+   * The shards (indexes from 0) this worker takes jobs from (default: all of `shards`), so a fleet
+   * can be split by shard as well as by job type (`LONGRUN_WORKER_SHARDS`).
+   */
+  serveShards?: readonly number[] | undefined;
+  /**
+   * Jobs this process runs at once, per queue (default 8); with several shards served, split
+   * evenly between them (at least 1 each).
+   */
   concurrency?: number | undefined;
   /** Run only these of `jobs` (default: all). */
   types?: readonly string[] | undefined;
-  /** Fleet-wide caps per type, stored on the type's own queue: `{ export: 2 }`. */
+  /** Fleet-wide caps per type, stored on the type's own queue: `{ export: 2 }` (split evenly over the shards). */
   typeConcurrency?: Readonly<Record<string, number>> | undefined;
   lockDurationMs?: number | undefined;
   stalledIntervalMs?: number | undefined;
@@ -77,6 +87,11 @@ const settingsSchema = z.object({
     .optional(),
   maxTtlMs: int(1000, 365 * 86_400_000).optional(),
   concurrency: int(1, 10_000).optional(),
+  shards: int(1, MAX_SHARDS).optional(),
+  serveShards: z
+    .array(int(0, MAX_SHARDS - 1))
+    .min(1)
+    .optional(),
   lockDurationMs: int(500, 86_400_000).optional(),
   stalledIntervalMs: int(500, 86_400_000).optional(),
   maxStalledCount: int(0, 100).optional(),

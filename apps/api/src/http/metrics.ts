@@ -11,10 +11,11 @@ export class ApiMetrics {
   private readonly children = new Map<string, { observe(seconds: number): void }>();
 
   constructor(
-    tasks: TaskQueue,
+    /** The engine's shards: each one's queues are counted on their own (`shard` label). */
+    shards: readonly { number: number; jobs: TaskQueue; store: TaskStore }[],
     redisTimeoutMs: number,
     /** With a storage budget: each tenant's stored bytes, read at scrape time. */
-    budget?: { store: TaskStore; tenants: readonly string[]; maxBytes: number },
+    budget?: { tenants: readonly string[]; maxBytes: number },
   ) {
     collectDefaultMetrics({ register: this.registry });
     this.duration = new Histogram({
@@ -31,15 +32,21 @@ export class ApiMetrics {
     });
     new Gauge({
       name: 'longrun_queue_jobs',
-      help: 'BullMQ jobs per state, read at scrape time (O(1) per state)',
-      labelNames: ['queue', 'state'],
+      help: 'BullMQ jobs per state and shard, read at scrape time (O(1) per state); sum without (shard) for the whole',
+      labelNames: ['queue', 'state', 'shard'],
       registers: [this.registry],
       async collect() {
         this.reset();
         try {
-          const byQueue = await guard(() => tasks.countsByQueue(), redisTimeoutMs);
-          for (const [queue, counts] of byQueue) {
-            for (const state of QUEUE_STATES) this.set({ queue, state }, counts[state]);
+          const perShard = await guard(
+            () => Promise.all(shards.map((s) => s.jobs.countsByQueue())),
+            redisTimeoutMs,
+          );
+          for (const [i, byQueue] of perShard.entries()) {
+            const shard = String(shards[i]?.number ?? i);
+            for (const [queue, counts] of byQueue) {
+              for (const state of QUEUE_STATES) this.set({ queue, state, shard }, counts[state]);
+            }
           }
           up.set(1);
         } catch {
@@ -61,10 +68,16 @@ export class ApiMetrics {
         async collect() {
           this.reset();
           // Redis away: no samples (longrun_redis_up says why), rather than a failed scrape.
-          const used = await guard(
-            () => budget.store.storedBytes(budget.tenants),
-            redisTimeoutMs,
-          ).catch(() => new Map<string, number>());
+          const used = await guard(async () => {
+            const perShard = await Promise.all(
+              shards.map((s) => s.store.storedBytes(budget.tenants)),
+            );
+            const total = new Map<string, number>();
+            for (const bytes of perShard) {
+              for (const [tenant, n] of bytes) total.set(tenant, (total.get(tenant) ?? 0) + n);
+            }
+            return total;
+          }, redisTimeoutMs).catch(() => new Map<string, number>());
           for (const [tenant, bytes] of used) this.set({ tenant_hash: tenantHash(tenant) }, bytes);
         },
       });

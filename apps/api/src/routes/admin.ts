@@ -13,12 +13,27 @@ export const ADMIN_QUEUES_PATH = '/admin/queues';
  * `readOnly` is false (then operators can retry, promote and clean jobs from it). Queues of job
  * types registered after start-up join the board on its next request.
  */
-export function adminRouter(jobs: TaskQueue, keys: readonly string[], readOnly: boolean): Router {
+export function adminRouter(
+  shards: readonly { number: number; jobs: TaskQueue }[],
+  keys: readonly string[],
+  readOnly: boolean,
+): Router {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(ADMIN_QUEUES_PATH);
-  const current = (): Queue[] => [...jobs.queues.values(), jobs.webhookQueue];
-  const adapt = (queues: Queue[]) =>
-    queues.map((q) => new BullMQAdapter(q, { readOnlyMode: readOnly }));
+  // Every shard's queues; with several shards each name says its shard (`s2 tasks`).
+  const named = shards.length > 1;
+  const current = (): { queue: Queue; shard: number }[] =>
+    shards.flatMap(({ number, jobs }) =>
+      [...jobs.queues.values(), jobs.webhookQueue].map((queue) => ({ queue, shard: number })),
+    );
+  const adapt = (queues: { queue: Queue; shard: number }[]) =>
+    queues.map(
+      ({ queue, shard }) =>
+        new BullMQAdapter(queue, {
+          readOnlyMode: readOnly,
+          ...(named ? { prefix: `s${shard} ` } : {}),
+        }),
+    );
   let shown = current();
   const board = createBullBoard({
     queues: adapt(shown),

@@ -30,7 +30,7 @@ export type BatchOutcome = { kind: 'batch'; results: BatchItemOutcome[] } | Inva
  * outcomes come back in the items' order; one item's failure, Redis' included, is its own.
  */
 export async function submitBatch(
-  submitter: Submitter,
+  submitter: Pick<Submitter, 'submit'>,
   tenant: string,
   body: unknown,
   opts: Omit<SubmitOptions, 'idempotencyKey'> = {},

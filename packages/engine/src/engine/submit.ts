@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import {
   createJobRequestSchema,
   fieldErrors,
@@ -9,6 +9,7 @@ import {
   type TaskRecord,
 } from '@longrun/core';
 import { CreateBatch } from '../create-batch.js';
+import { newTaskId } from '../shards.js';
 import { stableJson } from '../stable-json.js';
 import type { RegisteredJobType } from '../registry/job-type-registry.js';
 import type { JobTypeDirectory } from '../registry/job-type-directory.js';
@@ -19,6 +20,8 @@ import { invalid, type SubmitOutcome } from './outcomes.js';
 import { pushTarget } from './push-config.js';
 
 export interface SubmitDeps {
+  /** The shard this submitter places tasks on (its index goes into each task id). */
+  shard?: number | undefined;
   store: TaskStore;
   jobs: TaskQueue;
   /** The registered job types: their input schemas, queues and attempts. */
@@ -247,7 +250,7 @@ export class Submitter {
           : undefined;
     const later = runAt !== undefined && runAt > now;
     return {
-      id: randomUUID(),
+      id: newTaskId(this.deps.shard ?? 0),
       tenant,
       type: request.type,
       status: LIFECYCLE.submit.to,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
   DEFAULT_MAX_SCHEDULES,
@@ -16,14 +17,17 @@ import {
 } from '@longrun/core';
 import type { JobTypeDirectory } from '../registry/job-type-directory.js';
 import type { RegisteredJobType } from '../registry/job-type-registry.js';
-import { TaskIndex } from '../task-index.js';
-import { TaskLog } from '../task-log.js';
-import { TaskQueue } from '../task-queue.js';
-import { TaskStore } from '../task-store.js';
+import { indexMember } from '../keys.js';
+import { MAX_SHARDS, shardOfTaskId } from '../shards.js';
+import { ShardCount } from '../shard-count.js';
+import type { TaskLog } from '../task-log.js';
+import type { TaskQueue } from '../task-queue.js';
+import type { TaskStore } from '../task-store.js';
 import type { TaskEvents } from '../task-events.js';
-import { TaskMessages } from '../task-messages.js';
+import type { PushOutcome } from '../task-messages.js';
 import type { TaskWorkerLogger } from '../worker/job-data.js';
 import type { WebhookTargetPolicy } from '../webhook-target.js';
+import type { ListQuery } from '../task-index.js';
 import { InputValidator } from './answer-validator.js';
 import { submitBatch, type BatchOutcome } from './batch.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -49,8 +53,9 @@ import {
 } from './outcomes.js';
 import { pushTarget } from './push-config.js';
 import { Schedules } from './schedules.js';
-import { Submitter, type FairShareOptions, type SubmitOptions } from './submit.js';
-import { TaskWatch, type OpenWatch } from './watch.js';
+import { Shard } from './shard.js';
+import type { FairShareOptions, SubmitOptions } from './submit.js';
+import type { OpenWatch } from './watch.js';
 
 export interface TaskEngineOptions {
   /** A producer connection (`createRedis(url, 'producer')`); the engine never closes it. */
@@ -58,6 +63,12 @@ export interface TaskEngineOptions {
   /** Wake-ups for watches, on a subscriber connection of its own. */
   events: TaskEvents;
   prefix: string;
+  /**
+   * Shards the tasks are spread over (`LONGRUN_SHARDS`, default 1; decision 37): each its own
+   * hash tag, so a Redis Cluster's primaries share the work. A task id names its shard, so a task
+   * stays readable when the count changes.
+   */
+  shards?: number | undefined;
   /**
    * The job types tasks may have (their input schemas, queues and attempts), as workers
    * registered them. The caller starts and closes it.
@@ -103,17 +114,18 @@ export interface TaskEngineOptions {
  * like a missing one. No door touches Redis keys or BullMQ: the engine orders every write.
  */
 export class TaskEngine {
-  readonly store: TaskStore;
-  readonly log: TaskLog;
-  readonly jobs: TaskQueue;
+  /** The shards new tasks go to (`shards[0]` is the configured prefix itself). */
+  readonly shards: readonly Shard[];
   readonly events: TaskEvents;
   /** Each task's side channel for the protocol doors (MCP's task message queue). */
-  readonly messages: TaskMessages;
-  private readonly index: TaskIndex;
-  private readonly submitter: Submitter;
-  private readonly watcher: TaskWatch;
+  readonly messages: EngineMessages;
   private readonly answers = new InputValidator();
   private readonly schedules: Schedules;
+  /** Shards past the configured count that task ids still name (the count was lowered). */
+  private readonly retired = new Map<number, Shard>();
+  private readonly shardDeps: ConstructorParameters<typeof Shard>[1];
+  /** Where the next task without an idempotency key goes (round robin from a random start). */
+  private nextShard: number;
 
   /** See `TaskEngineOptions.tenantMaxBytes` (0: no budget). */
   get tenantMaxBytes(): number {
@@ -121,24 +133,24 @@ export class TaskEngine {
   }
 
   constructor(private readonly opts: TaskEngineOptions) {
-    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
-    this.log = new TaskLog(opts.connection, this.store.keys);
-    this.index = new TaskIndex(opts.connection, this.store.keys);
-    this.jobs = new TaskQueue({
-      connection: opts.connection,
-      prefix: opts.prefix,
-      types: opts.types,
-    });
+    const count = opts.shards ?? 1;
+    if (!Number.isInteger(count) || count < 1 || count > MAX_SHARDS) {
+      throw new RangeError(`shards must be an integer from 1 to ${MAX_SHARDS}`);
+    }
     this.events = opts.events;
     const redis = <T>(operation: () => Promise<T>) => this.redis(operation);
-    this.messages = new TaskMessages(opts.connection, this.store.keys, opts.events, redis);
-    this.submitter = new Submitter({
+    // A tenant's caps hold per shard as an even share of the whole (submit tries every shard
+    // before it says full, so the whole is what a tenant gets).
+    this.shardDeps = {
       ...opts,
-      store: this.store,
-      jobs: this.jobs,
       redis,
-      untilReady: () => this.redis(() => Promise.resolve()),
-    });
+      heartbeatMs: opts.heartbeatMs ?? 15_000,
+      maxOpenTasks: share(opts.maxOpenTasks, count),
+      tenantMaxBytes: share(opts.tenantMaxBytes ?? 0, count),
+    };
+    this.shards = Array.from({ length: count }, (_, i) => new Shard(i, this.shardDeps));
+    this.nextShard = Math.floor(Math.random() * count);
+    this.messages = new EngineMessages((id) => this.shardOf(id));
     this.schedules = new Schedules({
       connection: opts.connection,
       prefix: opts.prefix,
@@ -147,17 +159,47 @@ export class TaskEngine {
       minEveryMs: this.scheduleMinEveryMs,
       maxPerTenant: opts.maxSchedules ?? DEFAULT_MAX_SCHEDULES,
       redis,
-      submit: (tenant, body, submitOpts) => this.submitter.submit(tenant, body, submitOpts),
+      submit: (tenant, body, submitOpts) => this.submit(tenant, body, submitOpts),
       logger: opts.logger,
     });
-    this.watcher = new TaskWatch({
-      store: this.store,
-      log: this.log,
-      events: opts.events,
-      pollIntervalMs: opts.pollIntervalMs,
-      redis,
-      heartbeatMs: opts.heartbeatMs ?? 15_000,
-    });
+  }
+
+  /**
+   * Tells the workers, through Redis, how many shards tasks go to (`ShardCount`): a worker not
+   * told otherwise serves every shard announced. Call once at start.
+   */
+  announceShards(): Promise<number> {
+    return this.redis(() =>
+      new ShardCount(this.opts.connection, this.opts.prefix).announce(this.shards.length),
+    );
+  }
+
+  /** Shard 0's records (the configured prefix): what single-shard callers and tests read. */
+  get store(): TaskStore {
+    return (this.shards[0] as Shard).store;
+  }
+
+  /** Shard 0's task log. */
+  get log(): TaskLog {
+    return (this.shards[0] as Shard).log;
+  }
+
+  /** Shard 0's queues, on the configured prefix (health checks and the rate limiter use its connection). */
+  get jobs(): TaskQueue {
+    return (this.shards[0] as Shard).jobs;
+  }
+
+  /** The shard a task id names: a configured one, or one the count no longer includes. */
+  shardOf(id: string): Shard {
+    const number = shardOfTaskId(id);
+    const configured = this.shards[number];
+    if (configured) return configured;
+    let retired = this.retired.get(number);
+    if (!retired) {
+      retired = new Shard(number, this.shardDeps);
+      this.retired.set(number, retired);
+    }
+    return retired;
   }
 
   /** How often clients should poll a handle (it says so in `pollIntervalMs`). */
@@ -180,14 +222,36 @@ export class TaskEngine {
     return [...this.opts.types.values()];
   }
 
-  /** Validates, stores and enqueues a task (see `SubmitOutcome` for what can stop it). */
-  submit(tenant: string, body: unknown, opts?: SubmitOptions): Promise<SubmitOutcome> {
-    return this.submitter.submit(tenant, body, opts);
+  /**
+   * Validates, stores and enqueues a task (see `SubmitOutcome` for what can stop it). The task
+   * goes to the next shard in turn; with an idempotency key, to the shard the key names, so a
+   * replay finds its task. A shard where the tenant is at its share of a cap passes the task on
+   * to the next, so the cap is the whole of the shards' shares.
+   */
+  async submit(tenant: string, body: unknown, opts?: SubmitOptions): Promise<SubmitOutcome> {
+    const count = this.shards.length;
+    if (count === 1 || this.pinned(body)) {
+      return (this.shards[0] as Shard).submitter.submit(tenant, body, opts);
+    }
+    if (opts?.idempotencyKey !== undefined) {
+      const pinned = this.shards[keyShard(tenant, opts.idempotencyKey, count)] as Shard;
+      return this.wholeCaps(await pinned.submitter.submit(tenant, body, opts), []);
+    }
+    const first = this.nextShard;
+    this.nextShard = (first + 1) % count;
+    const refused: SubmitOutcome[] = [];
+    for (let i = 0; i < count; i++) {
+      const shard = this.shards[(first + i) % count] as Shard;
+      const outcome = await shard.submitter.submit(tenant, body, opts);
+      if (outcome.kind !== 'full' && outcome.kind !== 'overBudget') return outcome;
+      refused.push(outcome);
+    }
+    return this.wholeCaps(refused.at(-1) as SubmitOutcome, refused);
   }
 
   /** Submits up to 100 tasks, each on its own (see `submitBatch`); their outcomes in order. */
   submitBatch(tenant: string, body: unknown, opts?: { requestId?: string }): Promise<BatchOutcome> {
-    return submitBatch(this.submitter, tenant, body, opts);
+    return submitBatch(this, tenant, body, opts);
   }
 
   /** The task's handle: one `HMGET` of what a handle shows, never the input or answers. */
@@ -207,9 +271,8 @@ export class TaskEngine {
         { path: 'cursor', message: 'must be a value returned as nextCursor' },
       ]);
     }
-    const page = await this.redis(() =>
-      this.index.page(tenant, { status, type, scheduleId, limit, after, view }),
-    );
+    const wanted = { status, type, scheduleId, limit, after, view };
+    const page = await this.redis(() => mergedPage(this.shards, tenant, wanted));
     return {
       kind: 'page',
       tasks: page.tasks.map((t) => (view === 'full' ? this.handle(t) : this.summary(t))),
@@ -227,7 +290,11 @@ export class TaskEngine {
     let view: HandleFields | null | NotFound = await this.owned(tenant, id);
     if ('kind' in view) return view;
     if (waitMs > 0) {
-      view = await this.watcher.untilTerminal(view, waitMs, signal ?? new AbortController().signal);
+      view = await this.shardOf(id).watcher.untilTerminal(
+        view,
+        waitMs,
+        signal ?? new AbortController().signal,
+      );
       if (!view) return notFound;
     }
     if (!isTerminal(view.status)) return conflict('notTerminal', view.status);
@@ -244,15 +311,16 @@ export class TaskEngine {
     if ('kind' in view) return view;
     if (isTerminal(view.status)) return conflict('terminal', view.status);
     const error = { message: 'The task was cancelled', code: 'cancelled' };
+    const { store, jobs } = this.shardOf(id);
     const done = await this.redis(() =>
-      this.store.transition(id, 'cancel', { cancelRequested: true, error }),
+      store.transition(id, 'cancel', { cancelRequested: true, error }),
     );
     if (!done.ok) return done.reason === 'missing' ? notFound : conflict('terminal', done.current);
     const stored = await this.redis(async () => {
-      await this.jobs.removeJob(id, view.type);
-      await this.jobs.broadcastCancel(id);
+      await jobs.removeJob(id, view.type);
+      await jobs.broadcastCancel(id);
       // The handle as the cancel wrote it (its time, the progress it kept), not one made up here.
-      return this.store.peek(id);
+      return store.peek(id);
     });
     return {
       kind: 'cancelled',
@@ -277,7 +345,7 @@ export class TaskEngine {
     if (problems.length > 0)
       return invalid(422, 'The input does not match inputRequest.schema', problems);
     const done = await this.redis(() =>
-      this.store.transition(
+      this.shardOf(id).store.transition(
         id,
         'answer',
         { awaitingInput: false, inputRequest: null },
@@ -297,7 +365,7 @@ export class TaskEngine {
     const view = await this.owned(tenant, id);
     if ('kind' in view) return view;
     if (!isTerminal(view.status)) return conflict('notTerminal', view.status);
-    const done = await this.redis(() => this.store.forget(view));
+    const done = await this.redis(() => this.shardOf(id).store.forget(view));
     return !done.ok && done.reason === 'missing' ? notFound : { kind: 'forgotten' };
   }
 
@@ -307,7 +375,7 @@ export class TaskEngine {
    */
   async pushConfig(tenant: string, id: string): Promise<PushConfigOutcome> {
     if (!isTaskId(id)) return notFound;
-    const stored = await this.redis(() => this.store.callback(id));
+    const stored = await this.redis(() => this.shardOf(id).store.callback(id));
     if (!stored || stored.tenant !== tenant) return notFound;
     const target = stored.callback && isA2APush(stored.callback) ? stored.callback : null;
     return { kind: 'found', config: target };
@@ -324,7 +392,9 @@ export class TaskEngine {
     if (!isTaskId(id)) return notFound;
     const target = pushTarget(body, id, this.opts.webhookPolicy, '');
     if ('kind' in target) return target;
-    const done = await this.redis(() => this.store.setPush(tenant, id, { set: target }));
+    const done = await this.redis(() =>
+      this.shardOf(id).store.setPush(tenant, id, { set: target }),
+    );
     if (done === 'ok') return { kind: 'set', config: target };
     if (done === 'missing' || done === 'absent') return notFound;
     if (done === 'callback') return { kind: 'hasCallback' };
@@ -342,7 +412,9 @@ export class TaskEngine {
     configId: string,
   ): Promise<DeletePushConfigOutcome> {
     if (!isTaskId(id)) return notFound;
-    const done = await this.redis(() => this.store.setPush(tenant, id, { remove: configId }));
+    const done = await this.redis(() =>
+      this.shardOf(id).store.setPush(tenant, id, { remove: configId }),
+    );
     if (done === 'missing') return notFound;
     return { kind: done === 'ok' ? 'deleted' : 'absent' };
   }
@@ -350,7 +422,7 @@ export class TaskEngine {
   /** Opens a watch on the task's changes (SSE), after event `after` when resuming. */
   async watch(tenant: string, id: string, after?: string): Promise<OpenWatch | NotFound> {
     if (!isTaskId(id)) return notFound;
-    return this.watcher.open(tenant, id, after);
+    return this.shardOf(id).watcher.open(tenant, id, after);
   }
 
   /** The public handle for what the store read. */
@@ -408,13 +480,37 @@ export class TaskEngine {
 
   async close(): Promise<void> {
     await this.schedules.close();
-    await this.jobs.close();
+    await Promise.all([...this.shards, ...this.retired.values()].map((s) => s.jobs.close()));
+  }
+
+  /**
+   * A type whose runs are limited fleet-wide (a rate limit, or a `LONGRUN_TYPE_CONCURRENCY` cap)
+   * runs on shard 0 only: BullMQ holds such limits per queue, and one queue holds them exactly.
+   */
+  private pinned(body: unknown): boolean {
+    const type = (body as { type?: unknown } | null)?.type;
+    if (typeof type !== 'string') return false;
+    const definition = this.opts.types.get(type);
+    return definition !== undefined && (!!definition.rateLimit || !!definition.fleetConcurrency);
+  }
+
+  /** A refusal for a cap, told as the whole cap (the shards each hold a share of it). */
+  private wholeCaps(outcome: SubmitOutcome, refused: readonly SubmitOutcome[]): SubmitOutcome {
+    if (outcome.kind === 'full') {
+      const open = refused.reduce((n, o) => n + (o.kind === 'full' ? o.openTasks : 0), 0);
+      return { ...outcome, openTasks: open || outcome.openTasks, cap: this.opts.maxOpenTasks };
+    }
+    if (outcome.kind === 'overBudget') {
+      const used = refused.reduce((n, o) => n + (o.kind === 'overBudget' ? o.usedBytes : 0), 0);
+      return { ...outcome, usedBytes: used || outcome.usedBytes, maxBytes: this.tenantMaxBytes };
+    }
+    return outcome;
   }
 
   /** What the handle shows, if the task exists and belongs to `tenant`. */
   private async owned(tenant: string, id: string): Promise<HandleFields | NotFound> {
     if (!isTaskId(id)) return notFound;
-    const view = await this.redis(() => this.store.peek(id));
+    const view = await this.redis(() => this.shardOf(id).store.peek(id));
     return view && view.tenant === tenant ? view : notFound;
   }
 
@@ -423,8 +519,9 @@ export class TaskEngine {
     const definition = this.opts.types.get(view.type);
     if (!definition) return 'deferred';
     try {
-      const priority = await this.redis(() => this.store.priority(view.id));
-      return await this.redis(() => this.jobs.wake({ ...view, priority }, definition));
+      const { store, jobs } = this.shardOf(view.id);
+      const priority = await this.redis(() => store.priority(view.id));
+      return await this.redis(() => jobs.wake({ ...view, priority }, definition));
     } catch (err) {
       this.opts.logger?.warn({ err, taskId: view.id }, 'answer recorded; waking its job failed');
       return 'deferred';
@@ -432,3 +529,67 @@ export class TaskEngine {
   }
 }
 export type { FairShareOptions } from './submit.js';
+
+/** `cap` split evenly over `count` shards, rounded up (0 stays 0: no cap). */
+function share(cap: number, count: number): number {
+  return cap === 0 ? 0 : Math.ceil(cap / count);
+}
+
+/** The shard an idempotency key places its task on: fixed for a tenant, key and shard count. */
+function keyShard(tenant: string, key: string, count: number): number {
+  const digest = createHash('sha256').update(tenant).update('\n').update(key).digest();
+  return digest.readUInt32BE(0) % count;
+}
+
+/**
+ * One page of a tenant's tasks across shards, newest first. Each shard's index orders its tasks
+ * by `<inverted time>:<id>`, one order for all shards, so a page is the shards' pages merged and
+ * the cursor (the last member given) means the same on every shard. A shard that stopped early
+ * (its scan budget spent while filtering) bounds the page: nothing past its place is given, so
+ * the next page misses none of its tasks.
+ */
+async function mergedPage(
+  shards: readonly Shard[],
+  tenant: string,
+  query: ListQuery,
+): Promise<{ tasks: HandleFields[]; next: string | null }> {
+  if (shards.length === 1) return (shards[0] as Shard).index.page(tenant, query);
+  const pages = await Promise.all(shards.map((s) => s.index.page(tenant, query)));
+  const entries = pages
+    .flatMap((p) => p.tasks)
+    .map((task) => ({ task, member: indexMember(task.createdAt, task.id) }))
+    .sort((a, b) => (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
+  // The earliest place a shard stopped before its end: the page may not go past it.
+  let bound: string | null = null;
+  for (const p of pages) {
+    if (p.next !== null && (bound === null || p.next < bound)) bound = p.next;
+  }
+  const given = entries.filter((e) => bound === null || e.member <= bound).slice(0, query.limit);
+  const last = given.at(-1);
+  const full = given.length === query.limit && last !== undefined;
+  const next = full ? last.member : bound;
+  return { tasks: given.map((e) => e.task), next };
+}
+
+/**
+ * The doors' side channels (`TaskMessages`), each call on the shard its task id names.
+ */
+export class EngineMessages {
+  constructor(private readonly shardOf: (id: string) => Shard) {}
+
+  push(tenant: string, id: string, message: string, max?: number): Promise<PushOutcome> {
+    return this.shardOf(id).messages.push(tenant, id, message, max);
+  }
+
+  shift(tenant: string, id: string): Promise<string | null> {
+    return this.shardOf(id).messages.shift(tenant, id);
+  }
+
+  drain(tenant: string, id: string): Promise<string[]> {
+    return this.shardOf(id).messages.drain(tenant, id);
+  }
+
+  subscribe(id: string, listener: () => void): () => void {
+    return this.shardOf(id).messages.subscribe(id, listener);
+  }
+}

@@ -2,6 +2,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import type { Redis } from 'ioredis';
 import type { FieldError } from '../engine/outcomes.js';
 import type { TaskWorkerLogger } from '../worker/job-data.js';
+import { QUEUE_NAME } from '../keys.js';
 import { JobTypeRegistry, type RegisteredJobType } from './job-type-registry.js';
 
 export interface JobTypeDirectoryOptions {
@@ -112,7 +113,8 @@ export class JobTypeDirectory {
   refresh(): Promise<void> {
     this.loading ??= this.registry
       .read()
-      .then((types) => {
+      .then(async (types) => {
+        await this.readCaps(types);
         this.types = types;
       })
       .finally(() => {
@@ -132,6 +134,25 @@ export class JobTypeDirectory {
     const validate = this.compiled(type);
     if (validate(input)) return [];
     return (validate.errors ?? []).map(toFieldError);
+  }
+
+  /**
+   * The fleet-wide concurrency caps workers stored on the types' own queues (BullMQ global
+   * concurrency, in the queue's `meta` hash on the configured prefix): a capped type's tasks go
+   * to shard 0 only, so the cap holds exactly (decision 37).
+   */
+  private async readCaps(types: Map<string, RegisteredJobType>): Promise<void> {
+    const own = [...types.values()].filter((t) => t.queue);
+    if (own.length === 0) return;
+    const pipeline = this.opts.connection.pipeline();
+    for (const type of own) {
+      pipeline.hget(`${this.opts.prefix}:${QUEUE_NAME}-${type.queue}:meta`, 'concurrency');
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    for (const [i, type] of own.entries()) {
+      const cap = Number(replies[i]?.[1] ?? 0);
+      if (Number.isInteger(cap) && cap > 0) type.fleetConcurrency = cap;
+    }
   }
 
   private compiled(type: RegisteredJobType): ValidateFunction {

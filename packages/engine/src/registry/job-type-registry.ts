@@ -19,6 +19,11 @@ export interface RegisteredVersion extends JobTypeDescriptor {
 export interface RegisteredJobType extends RegisteredVersion {
   /** Newest first. */
   versions: RegisteredVersion[];
+  /**
+   * The fleet-wide concurrency cap a worker stored on the type's own queue
+   * (`LONGRUN_TYPE_CONCURRENCY`), if any, as `JobTypeDirectory` last read it.
+   */
+  fleetConcurrency?: number | undefined;
 }
 
 /** Versions not served and not the newest of their type are dropped after this long unseen. */

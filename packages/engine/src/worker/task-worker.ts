@@ -14,6 +14,8 @@ export interface TaskWorkerOptions {
   /** A separate connection used only to receive cancel broadcasts. */
   subscriber: Redis;
   prefix: string;
+  /** The configured prefix when `prefix` is a shard's (its channels are shared; see `taskKeys`). */
+  channelPrefix?: string | undefined;
   maxTtlMs: number;
   catalog: JobCatalog;
   /** Run only these job types (their queues); default: every type in the catalog. */
@@ -61,7 +63,7 @@ export class TaskWorker {
 
   constructor(private readonly opts: TaskWorkerOptions) {
     this.runningMarkMs = opts.runningMarkMs ?? 100;
-    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs);
+    this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs, opts.channelPrefix);
     this.deps = {
       store: this.store,
       // Completions of jobs that finish in the same turn go to Redis together.
@@ -105,6 +107,11 @@ export class TaskWorker {
     });
   }
 
+  /** Jobs each queue's BullMQ worker runs at once from now on (a worker serving more shards). */
+  setConcurrency(concurrency: number): void {
+    for (const worker of this.workers) worker.concurrency = concurrency;
+  }
+
   /** Names of the queues this process consumes. */
   get queueNames(): string[] {
     return this.workers.map((w) => w.name);
@@ -112,7 +119,7 @@ export class TaskWorker {
 
   /** Subscribes to cancel broadcasts, then starts taking jobs. */
   async start(): Promise<void> {
-    const channel = taskKeys(this.opts.prefix).cancelChannel;
+    const channel = taskKeys(this.opts.prefix, this.opts.channelPrefix).cancelChannel;
     this.opts.subscriber.on('message', (ch: string, taskId: string) => {
       if (ch !== channel) return;
       if (this.runs.cancel(taskId))
