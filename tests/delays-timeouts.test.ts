@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWorker, defineJobType, type LongrunWorker } from '@longrun/worker';
 import { waitFor } from './helpers/http.js';
-import { startInProcessApi, type InProcessApi } from './helpers/service.js';
+import { startInProcessApi, type InProcessApi, workerRedis } from './helpers/service.js';
 
 let api: InProcessApi;
 let worker: LongrunWorker;
@@ -53,7 +53,7 @@ const brittleJob = defineJobType({
 beforeAll(async () => {
   api = await startInProcessApi({ register: false });
   worker = createWorker({
-    redisUrl: inject('redisUrl'),
+    ...workerRedis(),
     prefix: api.prefix,
     jobs: [tickJob, hangJob, brittleJob],
     logger: pino({ level: 'silent' }),

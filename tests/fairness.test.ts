@@ -14,6 +14,7 @@ import {
   uniquePrefix,
   type InProcessApi,
   oneShard,
+  workerRedis,
 } from './helpers/service.js';
 
 // This file asserts the order of one queue (fair-share turns, priorities).
@@ -55,7 +56,7 @@ async function start(opts: Parameters<typeof startInProcessApi>[0] = {}): Promis
 
 async function runWorker(prefix: string, concurrency: number): Promise<void> {
   worker = createWorker({
-    redisUrl: inject('redisUrl'),
+    ...workerRedis(),
     prefix,
     jobs: [orderJob(prefix)],
     concurrency,

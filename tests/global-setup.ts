@@ -2,12 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { startCluster } from './helpers/cluster.js';
 // @ts-expect-error plain ESM helper shared with `npm start`
 import { findRedisServer, freePort, ping, startRedis } from '../scripts/redis.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     redisUrl: string;
+    /** `host:port,…` of a Redis Cluster the suite runs on (`LONGRUN_TEST_CLUSTER`), or ''. */
+    clusterNodes: string;
   }
 }
 
@@ -18,6 +21,17 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   // Fault tests start their own servers: make sure the binary exists whichever Redis we use.
   const bin = findRedisServer({ install: true });
+  project.provide('clusterNodes', '');
+  const primaries = Number(process.env.LONGRUN_TEST_CLUSTER ?? 0);
+  if (primaries > 0) {
+    // The suite on a Redis Cluster of its own: `LONGRUN_TEST_CLUSTER=3 LONGRUN_SHARDS=12 npx
+    // vitest run <files>` (tests that read keys by hand on one connection do not apply).
+    const cluster = await startCluster(primaries);
+    console.log(`[tests] started a ${primaries}-primary Redis Cluster at ${cluster.nodes}`);
+    project.provide('redisUrl', `redis://${cluster.addresses[0] as string}`);
+    project.provide('clusterNodes', cluster.nodes);
+    return () => cluster.stop();
+  }
   if (process.env.REDIS_URL) {
     project.provide('redisUrl', process.env.REDIS_URL);
     return;

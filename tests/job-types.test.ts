@@ -4,7 +4,12 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createRedis, describeJobType, JobTypeRegistry } from '@longrun/engine';
 import { createWorker, defineJobType, type LongrunWorker } from '@longrun/worker';
 import { waitFor } from './helpers/http.js';
-import { registerTypes, startInProcessApi, type InProcessApi } from './helpers/service.js';
+import {
+  registerTypes,
+  startInProcessApi,
+  type InProcessApi,
+  workerRedis,
+} from './helpers/service.js';
 
 // The job-type registry end to end: workers made with the SDK, in this process, publish their
 // types to Redis; a real API (listening socket) validates and places submits from what it reads.
@@ -26,7 +31,7 @@ async function worker(
   jobs: Parameters<typeof createWorker>[0]['jobs'],
 ): Promise<LongrunWorker> {
   const w = createWorker({
-    redisUrl: inject('redisUrl'),
+    ...workerRedis(),
     prefix,
     jobs,
     concurrency: 4,

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { createWorker, defineJobType, type LongrunWorker } from '@longrun/worker';
 import { waitFor } from './helpers/http.js';
-import { startInProcessApi, type InProcessApi } from './helpers/service.js';
+import { startInProcessApi, type InProcessApi, workerRedis } from './helpers/service.js';
 
 const MAX = 2;
 const WINDOW_MS = 1000;
@@ -33,7 +33,7 @@ beforeAll(async () => {
   // Two workers, each free to run 8 at once: only the shared limiter holds them back.
   for (let i = 0; i < 2; i++) {
     const w = createWorker({
-      redisUrl: inject('redisUrl'),
+      ...workerRedis(),
       prefix: api.prefix,
       jobs: [callApiJob],
       concurrency: 8,
@@ -93,7 +93,7 @@ it('refuses a rate limit on a type without a queue of its own', () => {
     rateLimit: { max: 1, durationMs: 1000 },
     handler: () => null,
   });
-  expect(() => createWorker({ redisUrl: inject('redisUrl'), jobs: [shared] })).toThrow(
+  expect(() => createWorker({ ...workerRedis(), jobs: [shared] })).toThrow(
     /rateLimit.*queue of its own/,
   );
 });
@@ -105,7 +105,7 @@ it("refuses a job type's timeoutMs a Node timer cannot wait (it would fire at on
     timeoutMs: 30 * 86_400_000,
     handler: () => null,
   });
-  expect(() => createWorker({ redisUrl: inject('redisUrl'), jobs: [forever] })).toThrow(
+  expect(() => createWorker({ ...workerRedis(), jobs: [forever] })).toThrow(
     /forever\.timeoutMs must be an integer from 100 to 2147483647/,
   );
 });

@@ -3,10 +3,10 @@
 // the task `working` (issue 13).
 import { pino } from 'pino';
 import { z } from 'zod';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createWorker, defineJobType, type LongrunWorker } from '@longrun/worker';
 import { waitFor } from './helpers/http.js';
-import { startInProcessApi, type InProcessApi } from './helpers/service.js';
+import { startInProcessApi, type InProcessApi, workerRedis } from './helpers/service.js';
 
 const MAX = 64 * 1024;
 
@@ -33,7 +33,7 @@ let worker: LongrunWorker;
 beforeAll(async () => {
   api = await startInProcessApi({ register: false });
   worker = createWorker({
-    redisUrl: inject('redisUrl'),
+    ...workerRedis(),
     prefix: api.prefix,
     jobs: [blobJob, bigIntJob, functionJob],
     logger: pino({ level: 'silent' }),

@@ -36,9 +36,24 @@ export function oneShard(): void {
   process.env.LONGRUN_SHARDS = '1';
 }
 
+/**
+ * The Redis Cluster the suite runs on (`LONGRUN_TEST_CLUSTER`), if any: the processes the tests
+ * start inherit it, and the connections made here use it.
+ */
+const clusterNodes = inject('clusterNodes');
+if (clusterNodes) process.env.LONGRUN_REDIS_CLUSTER_NODES = clusterNodes;
+const cluster = { clusterNodes: clusterNodes ? clusterNodes.split(',') : [] };
+
+/** Where an SDK worker made in a test connects: the suite's Redis, or its cluster. */
+export function workerRedis(): { redisUrl: string; clusterNodes: string[] } {
+  return { redisUrl: inject('redisUrl'), clusterNodes: cluster.clusterNodes };
+}
+
 /** A fresh key prefix, so tests sharing one Redis never see each other's keys. */
 export function uniquePrefix(): string {
-  return `test-${randomUUID().slice(0, 12)}`;
+  const name = `test-${randomUUID().slice(0, 12)}`;
+  // On a cluster every key of a shard needs one slot: a {hash tag}.
+  return clusterNodes ? `{${name}}` : name;
 }
 
 /**
@@ -134,10 +149,15 @@ export async function startInProcessApi(
   const redisTimeoutMs = opts.redisTimeoutMs ?? 2000;
   const connection = createRedis(opts.redisUrl ?? inject('redisUrl'), 'producer', {
     commandTimeoutMs: redisTimeoutMs,
+    ...(opts.redisUrl ? {} : cluster),
   });
   connection.on('error', () => undefined);
   const maxTtlMs = opts.maxTtlMs ?? 7 * 86_400_000;
-  const subscriber = createRedis(opts.redisUrl ?? inject('redisUrl'), 'subscriber');
+  const subscriber = createRedis(
+    opts.redisUrl ?? inject('redisUrl'),
+    'subscriber',
+    opts.redisUrl ? {} : cluster,
+  );
   subscriber.on('error', () => undefined);
   const { engine, types } = await buildEngine(connection, subscriber, {
     prefix,
