@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpClient } from './helpers/http.js';
-import { KEY_B, startInProcessApi, type InProcessApi, oneShard } from './helpers/service.js';
-
-// This file asserts the open-task cap exactly (shards hold it as shares).
-oneShard();
+import { KEY_B, startInProcessApi, type InProcessApi } from './helpers/service.js';
 
 describe('per-tenant rate limit', () => {
   let api: InProcessApi;

@@ -16,6 +16,7 @@ import {
   startWorker,
   uniquePrefix,
   type InProcessApi,
+  workerRedis,
 } from './helpers/service.js';
 
 // Schedules (recurring tasks): created, read and deleted per tenant over HTTP, the SDK's way and
@@ -62,7 +63,10 @@ describe('schedules on one API', { timeout: 60_000 }, () => {
     api = await startInProcessApi({ maxSchedules: 3 });
     // As main.ts does: ticks become tasks on a worker-role connection of the API's own, closed
     // after the engine (which stops the ticker).
-    ticker = createRedis(inject('redisUrl'), 'worker');
+    // The suite's Redis, or its cluster (`npm run test:cluster`).
+    ticker = createRedis(inject('redisUrl'), 'worker', {
+      clusterNodes: workerRedis().clusterNodes,
+    });
     ticker.on('error', () => undefined);
     cleanups.push(async () => {
       await api.close();

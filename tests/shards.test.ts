@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { shardOfTaskId, shardPrefix } from '@longrun/engine';
+import { newTaskId, shardOfTaskId, shardPrefix } from '@longrun/engine';
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
 import {
@@ -80,13 +81,49 @@ describe('shards on one Redis', () => {
     }
   });
 
-  it('holds an open-task cap over the shards: a full shard passes the task on', async () => {
+  it('holds an open-task cap over the shards', async () => {
     const a = await api({ shards: 2, maxOpenTasks: 4 });
     // No worker: the sleeps stay open.
     for (let i = 0; i < 4; i++) await submit(a, { type: 'sleep', input: { ms: 60_000 } });
     const over = await a.http('POST', '/v1/jobs', { body: { type: 'sleep', input: { ms: 1 } } });
     expect(over.status, over.text).toBe(429);
     expect(over.body.detail).toMatch(/has 4 unfinished tasks \(the cap is 4\)/);
+  });
+
+  it('gives keyed tasks and big tasks the whole cap, whatever shard they land on', async () => {
+    const shards = 8;
+    const a = await api({ shards, maxOpenTasks: 4, tenantMaxBytes: 8000 });
+    // Three idempotency keys that land on one shard (a share of the cap there is 1).
+    const home = (key: string) =>
+      createHash('sha256').update('alpha').update('\n').update(key).digest().readUInt32BE(0) %
+      shards;
+    const keys: string[] = [];
+    for (let i = 0; keys.length < 3; i++) if (home(`k${i}`) === home('k0')) keys.push(`k${i}`);
+    const sleep = { type: 'sleep', input: { ms: 60_000 } };
+    const ids = [];
+    for (const key of keys) ids.push(await submit(a, sleep, { 'idempotency-key': key }));
+    expect(new Set(ids.map(shardOfTaskId)).size).toBe(1);
+    await submit(a, sleep);
+    const over = await a.http('POST', '/v1/jobs', {
+      body: sleep,
+      headers: { 'idempotency-key': 'x' },
+    });
+    expect(over.status, over.text).toBe(429);
+    expect(over.body.detail).toMatch(/has 4 unfinished tasks \(the cap is 4\)/);
+    // A task bigger than an eighth of the byte budget is stored, whatever shard it lands on.
+    const roomy = await api({ shards, tenantMaxBytes: 8000 });
+    const big = await roomy.http('POST', '/v1/jobs', {
+      body: { type: 'echo', input: { pad: 'x'.repeat(2500) } },
+    });
+    expect(big.status, big.text).toBe(202);
+  });
+
+  it('answers a made-up id naming a shard no API announced as missing, without making it', async () => {
+    const a = await api({ shards: 2 });
+    const id = newTaskId(1000);
+    expect((await a.http('GET', `/v1/jobs/${id}`)).status).toBe(404);
+    expect((await a.http('POST', `/v1/jobs/${id}/cancel`)).status).toBe(404);
+    expect(a.engine.shardOf(id)).toBe(a.engine.shards[0]);
   });
 
   it('pages newest first over the shards; ids keep their shard when the count changes', async () => {
@@ -116,6 +153,11 @@ describe('shards on one Redis', () => {
       Array.from({ length: 8 }, () => submit(two, { type: 'echo', input: {} })),
     );
     expect(new Set(later.map(shardOfTaskId))).toEqual(new Set([0, 1]));
+    // Its metrics still count shards 2 and 3, so the drain can be watched.
+    const metrics = (await two.http('GET', '/metrics')).text;
+    expect(metrics).toMatch(
+      /longrun_queue_jobs\{queue="tasks",state="prioritized",shard="3"\} [1-9]/,
+    );
     // A worker started now serves the 4 announced (the highest count stays), so shards 2 and 3
     // are drained.
     const w = await worker(prefix);

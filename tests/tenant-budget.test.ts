@@ -5,16 +5,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { httpClient, waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
-import {
-  KEY_B,
-  startInProcessApi,
-  startWorker,
-  type InProcessApi,
-  oneShard,
-} from './helpers/service.js';
-
-// This file asserts the storage budget exactly (shards hold it as shares).
-oneShard();
+import { KEY_B, startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
 
 const BUDGET = 40_000;
 const PAYLOAD = 'x'.repeat(4000); // an echo task keeps it twice: input and result

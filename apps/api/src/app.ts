@@ -41,7 +41,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   const jobs = deps.engine.jobs;
-  const metrics = new ApiMetrics(deps.engine.shards, deps.redisTimeoutMs, {
+  const metrics = new ApiMetrics(() => deps.engine.knownShards(), deps.redisTimeoutMs, {
     tenants: deps.keys.tenants,
     maxBytes: deps.engine.tenantMaxBytes,
   });

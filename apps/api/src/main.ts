@@ -70,13 +70,15 @@ async function main(): Promise<void> {
     crashAt: config.LONGRUN_TEST_CRASH_AT,
   });
   await types.start();
-  // Workers serve every shard the API processes announce (retried until Redis answers).
+  // Workers serve every shard the API processes announce: at start (retried until Redis
+  // answers), then every 30 s, so a count lost with Redis' data comes back by itself.
   const announce = () =>
     engine.announceShards().catch((err: unknown) => {
       logger.warn({ err }, 'could not announce the shard count; retrying in 5 s');
       setTimeout(() => void announce(), 5000).unref();
     });
   await announce();
+  setInterval(() => void engine.announceShards().catch(() => undefined), 30_000).unref();
   // Schedule ticks become tasks here: a BullMQ worker, so a connection that waits for Redis.
   const tickerConnection = createRedis(config.REDIS_URL, 'worker', cluster);
   tickerConnection.on('error', (err: Error) =>

@@ -248,6 +248,21 @@ export class TaskStore {
     }
   }
 
+  /**
+   * The tenant's open tasks (not yet expired) and stored bytes on this shard, in one script that
+   * first gives back the bytes of its tasks that expired (as a create on this shard would).
+   */
+  async tenantUsage(tenant: string, now = Date.now()): Promise<{ open: number; bytes: number }> {
+    const reply = (await this.redis.eval(
+      TENANT_USAGE,
+      2,
+      this.keys.openTasks(tenant),
+      this.keys.usage(tenant),
+      String(now),
+    )) as [number, string | number];
+    return { open: Number(reply[0]), bytes: Number(reply[1]) };
+  }
+
   /** Bytes each tenant's stored tasks take, as counted for its storage budget (one round trip). */
   async storedBytes(tenants: readonly string[]): Promise<Map<string, number>> {
     const pipeline = this.redis.pipeline();
@@ -416,3 +431,18 @@ function toOutcome(reply: string[]): TransitionOutcome {
   if (reply[0] === 'missing') return { ok: false, reason: 'missing' };
   return { ok: false, reason: 'refused', current: reply[1] as TaskStatus };
 }
+
+/** See `TaskStore.tenantUsage`: the expired tasks' bytes released, then the open count and bytes. */
+const TENANT_USAGE = `
+local now = tonumber(ARGV[1])
+local expiring = KEYS[2] .. '-exp'
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', expiring, '-inf', now, 'LIMIT', 0, 100)) do
+  local bytes = redis.call('HGET', KEYS[2], id)
+  if bytes then
+    redis.call('HINCRBY', KEYS[2], '#total', -tonumber(bytes))
+    redis.call('HDEL', KEYS[2], id)
+  end
+  redis.call('ZREM', expiring, id)
+end
+local open = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+return { open, redis.call('HGET', KEYS[2], '#total') or 0 }`;

@@ -82,6 +82,8 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
   };
   const connection = connect('worker');
   const subscriber = connect('subscriber');
+  // One cancel listener per shard served: more than Node's default warning threshold of 10.
+  subscriber.setMaxListeners(0);
   const owned = [connection, subscriber];
   const metrics = new WorkerMetrics(concurrency);
   const registry = new JobTypeRegistry(connection, prefix);
@@ -167,7 +169,9 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
         logger,
         consumerName: id,
         timeoutMs: settings.timeoutMs,
-        perTenant: settings.perTenant,
+        // The process's delivery slots (16) and a tenant's share of them, split over the shards.
+        concurrency: Math.max(1, Math.ceil(16 / count)),
+        perTenant: Math.max(1, Math.ceil((settings.perTenant ?? 4) / count)),
         onDelivery: metrics.onDelivery,
       });
     }
@@ -191,12 +195,21 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
   let growTimer: NodeJS.Timeout | undefined;
   /** Serves the shards the API processes added since (checked with the heartbeat). */
   const grow = async (announced: number) => {
-    if (opts.serveShards || announced <= shardCount) return;
-    shardCount = announced;
+    if (opts.serveShards || announced <= shardCount || state !== 'started') return;
     const numbers = wanted(announced);
     for (const entry of served.values()) entry.worker.setConcurrency(perShard(numbers.length));
     const added = numbers.filter((n) => !served.has(n)).map((n) => serve(n, numbers.length));
-    for (const entry of added) await startServing(entry);
+    for (const entry of added) {
+      try {
+        await startServing(entry);
+      } catch (error) {
+        // Made again on the next check (the count is not raised until every shard runs).
+        served.delete(entry.number);
+        await entry.worker.close(true).catch(() => undefined);
+        throw error;
+      }
+    }
+    shardCount = announced;
     metrics.setConcurrency(perShard(numbers.length) * numbers.length);
     if (added.length > 0) {
       logger.info({ shards: numbers, added: added.map((e) => e.number) }, 'serving more shards');
@@ -288,7 +301,8 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
       logger.info({ graceMs }, 'worker stopping');
       clearTimeout(growTimer);
       growTimer = undefined;
-      await growing;
+      // A check waiting on an unreachable Redis must not hold the shutdown.
+      await Promise.race([growing, sleep(1000)]);
       await heartbeat.stop();
       const serving = [...served.values()];
       await Promise.all(serving.map((e) => e.reconciler?.stop().catch(() => undefined)));

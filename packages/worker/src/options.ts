@@ -34,7 +34,7 @@ export interface WorkerOptions {
   concurrency?: number | undefined;
   /** Run only these of `jobs` (default: all). */
   types?: readonly string[] | undefined;
-  /** Fleet-wide caps per type, stored on the type's own queue: `{ export: 2 }` (split evenly over the shards). */
+  /** Fleet-wide caps per type, stored on the type's own queue: `{ export: 2 }` (a capped type runs on shard 0 only). */
   typeConcurrency?: Readonly<Record<string, number>> | undefined;
   lockDurationMs?: number | undefined;
   stalledIntervalMs?: number | undefined;

@@ -11,8 +11,11 @@ export class ApiMetrics {
   private readonly children = new Map<string, { observe(seconds: number): void }>();
 
   constructor(
-    /** The engine's shards: each one's queues are counted on their own (`shard` label). */
-    shards: readonly { number: number; jobs: TaskQueue; store: TaskStore }[],
+    /**
+     * The shards to count, read at each scrape (`engine.knownShards()`: the configured ones and
+     * any a lowered count left behind); each one's queues are counted on their own (`shard`).
+     */
+    shards: () => Promise<readonly { number: number; jobs: TaskQueue; store: TaskStore }[]>,
     redisTimeoutMs: number,
     /** With a storage budget: each tenant's stored bytes, read at scrape time. */
     budget?: { tenants: readonly string[]; maxBytes: number },
@@ -38,12 +41,13 @@ export class ApiMetrics {
       async collect() {
         this.reset();
         try {
+          const known = await guard(shards, redisTimeoutMs);
           const perShard = await guard(
-            () => Promise.all(shards.map((s) => s.jobs.countsByQueue())),
+            () => Promise.all(known.map((s) => s.jobs.countsByQueue())),
             redisTimeoutMs,
           );
           for (const [i, byQueue] of perShard.entries()) {
-            const shard = String(shards[i]?.number ?? i);
+            const shard = String(known[i]?.number ?? i);
             for (const [queue, counts] of byQueue) {
               for (const state of QUEUE_STATES) this.set({ queue, state, shard }, counts[state]);
             }
@@ -70,7 +74,7 @@ export class ApiMetrics {
           // Redis away: no samples (longrun_redis_up says why), rather than a failed scrape.
           const used = await guard(async () => {
             const perShard = await Promise.all(
-              shards.map((s) => s.store.storedBytes(budget.tenants)),
+              (await shards()).map((s) => s.store.storedBytes(budget.tenants)),
             );
             const total = new Map<string, number>();
             for (const bytes of perShard) {

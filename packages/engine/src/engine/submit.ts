@@ -61,6 +61,11 @@ export interface SubmitOptions {
    * as A2A tasks. Checked as `callback` is; its id defaults to the task's.
    */
   pushConfig?: unknown;
+  /**
+   * The tenant's caps for this create, in place of the submitter's own (the engine's second try
+   * on a shard with what the other shards leave of the whole; 0 = no cap).
+   */
+  caps?: { maxOpenTasks: number; maxBytes: number } | undefined;
 }
 
 type Idempotency = { key: string; value: string };
@@ -101,16 +106,17 @@ export class Submitter {
       ? this.claim(tenant, record.id, opts.idempotencyKey, request, push)
       : undefined;
     const enqueue = { priority: request.priority, requestId: opts.requestId };
-    const maxBytes = this.deps.tenantMaxBytes ?? 0;
+    const maxBytes = opts.caps?.maxBytes ?? this.deps.tenantMaxBytes ?? 0;
+    const maxOpenTasks = opts.caps?.maxOpenTasks ?? this.deps.maxOpenTasks;
     const fair = this.fairTag(tenant, request, definition);
-    if (!idempotency && this.deps.maxOpenTasks === 0 && maxBytes === 0 && !fair) {
+    if (!idempotency && maxOpenTasks === 0 && maxBytes === 0 && !fair) {
       return this.unguarded(record, definition, enqueue);
     }
     if (!this.deps.jobs.ready) await this.deps.untilReady();
     const pending = this.creates.create({
       record,
       idempotency,
-      maxOpenTasks: this.deps.maxOpenTasks,
+      maxOpenTasks,
       maxBytes,
       fair,
     });
@@ -126,7 +132,7 @@ export class Submitter {
         throw error;
       });
     if ('full' in outcome) {
-      return { kind: 'full', openTasks: outcome.openTasks, cap: this.deps.maxOpenTasks };
+      return { kind: 'full', openTasks: outcome.openTasks, cap: maxOpenTasks };
     }
     if ('over' in outcome) {
       return {

@@ -124,8 +124,14 @@ export class TaskEngine {
   /** Shards past the configured count that task ids still name (the count was lowered). */
   private readonly retired = new Map<number, Shard>();
   private readonly shardDeps: ConstructorParameters<typeof Shard>[1];
+  /** Each tenant's usage on every shard, as last read (see `usageElsewhere`). */
+  private readonly usage = new Map<string, TenantUsage>();
   /** Where the next task without an idempotency key goes (round robin from a random start). */
   private nextShard: number;
+  /** `<prefix>:shards`: the highest shard count announced (decision 37). */
+  private readonly shardCount: ShardCount;
+  /** That count as last read or announced here (at least the configured one). */
+  private announced: number;
 
   /** See `TaskEngineOptions.tenantMaxBytes` (0: no budget). */
   get tenantMaxBytes(): number {
@@ -139,17 +145,11 @@ export class TaskEngine {
     }
     this.events = opts.events;
     const redis = <T>(operation: () => Promise<T>) => this.redis(operation);
-    // A tenant's caps hold per shard as an even share of the whole (submit tries every shard
-    // before it says full, so the whole is what a tenant gets).
-    this.shardDeps = {
-      ...opts,
-      redis,
-      heartbeatMs: opts.heartbeatMs ?? 15_000,
-      maxOpenTasks: share(opts.maxOpenTasks, count),
-      tenantMaxBytes: share(opts.tenantMaxBytes ?? 0, count),
-    };
+    this.shardDeps = { ...opts, redis, heartbeatMs: opts.heartbeatMs ?? 15_000 };
     this.shards = Array.from({ length: count }, (_, i) => new Shard(i, this.shardDeps));
     this.nextShard = Math.floor(Math.random() * count);
+    this.shardCount = new ShardCount(opts.connection, opts.prefix);
+    this.announced = count;
     this.messages = new EngineMessages((id) => this.shardOf(id));
     this.schedules = new Schedules({
       connection: opts.connection,
@@ -168,10 +168,23 @@ export class TaskEngine {
    * Tells the workers, through Redis, how many shards tasks go to (`ShardCount`): a worker not
    * told otherwise serves every shard announced. Call once at start.
    */
-  announceShards(): Promise<number> {
-    return this.redis(() =>
-      new ShardCount(this.opts.connection, this.opts.prefix).announce(this.shards.length),
-    );
+  async announceShards(): Promise<number> {
+    const highest = await this.redis(() => this.shardCount.announce(this.shards.length));
+    this.announced = Math.max(this.announced, highest);
+    return highest;
+  }
+
+  /**
+   * Every shard tasks may be on: the configured ones and, past them, those an API process once
+   * placed tasks on (the highest count announced, read now): what metrics count, so the queues
+   * of a lowered count show until they are drained.
+   */
+  async knownShards(): Promise<readonly Shard[]> {
+    const highest = await this.shardCount.read();
+    this.announced = Math.max(this.announced, highest);
+    const known = [...this.shards];
+    for (let i = this.shards.length; i < this.announced; i++) known.push(this.shardOf(i));
+    return known;
   }
 
   /** Shard 0's records (the configured prefix): what single-shard callers and tests read. */
@@ -189,11 +202,16 @@ export class TaskEngine {
     return (this.shards[0] as Shard).jobs;
   }
 
-  /** The shard a task id names: a configured one, or one the count no longer includes. */
-  shardOf(id: string): Shard {
-    const number = shardOfTaskId(id);
+  /**
+   * The shard a task id (or a shard number) names: a configured one, or one the count no longer
+   * includes. An id naming a shard no API ever announced (made up: no such task) reads shard 0,
+   * where it is missing like any unknown id, so no shard is made for it.
+   */
+  shardOf(id: string | number): Shard {
+    const number = typeof id === 'number' ? id : shardOfTaskId(id);
     const configured = this.shards[number];
     if (configured) return configured;
+    if (number >= this.announced) return this.shards[0] as Shard;
     let retired = this.retired.get(number);
     if (!retired) {
       retired = new Shard(number, this.shardDeps);
@@ -230,23 +248,72 @@ export class TaskEngine {
    */
   async submit(tenant: string, body: unknown, opts?: SubmitOptions): Promise<SubmitOutcome> {
     const count = this.shards.length;
-    if (count === 1 || this.pinned(body)) {
-      return (this.shards[0] as Shard).submitter.submit(tenant, body, opts);
+    if (count === 1) return (this.shards[0] as Shard).submitter.submit(tenant, body, opts);
+    let shard: Shard;
+    if (this.pinned(body)) shard = this.shards[0] as Shard;
+    else if (opts?.idempotencyKey !== undefined) {
+      shard = this.shards[keyShard(tenant, opts.idempotencyKey, count)] as Shard;
+    } else {
+      shard = this.shards[this.nextShard] as Shard;
+      this.nextShard = (this.nextShard + 1) % count;
     }
-    if (opts?.idempotencyKey !== undefined) {
-      const pinned = this.shards[keyShard(tenant, opts.idempotencyKey, count)] as Shard;
-      return this.wholeCaps(await pinned.submitter.submit(tenant, body, opts), []);
+    const wholeOpen = this.opts.maxOpenTasks;
+    const wholeBytes = this.tenantMaxBytes;
+    if (wholeOpen === 0 && wholeBytes === 0) return shard.submitter.submit(tenant, body, opts);
+    // The tenant's caps hold over all shards: this shard's create may use what the others leave.
+    const others = await this.usageElsewhere(tenant, shard);
+    const leftOpen = wholeOpen - others.open;
+    const leftBytes = wholeBytes - others.bytes;
+    if (wholeOpen > 0 && leftOpen <= 0) {
+      return { kind: 'full', openTasks: others.open, cap: wholeOpen };
     }
-    const first = this.nextShard;
-    this.nextShard = (first + 1) % count;
-    const refused: SubmitOutcome[] = [];
-    for (let i = 0; i < count; i++) {
-      const shard = this.shards[(first + i) % count] as Shard;
-      const outcome = await shard.submitter.submit(tenant, body, opts);
-      if (outcome.kind !== 'full' && outcome.kind !== 'overBudget') return outcome;
-      refused.push(outcome);
+    if (wholeBytes > 0 && leftBytes <= 0) {
+      return {
+        kind: 'overBudget',
+        usedBytes: others.bytes,
+        maxBytes: wholeBytes,
+        retryAfterMs: 1000,
+      };
     }
-    return this.wholeCaps(refused.at(-1) as SubmitOutcome, refused);
+    const caps = {
+      maxOpenTasks: wholeOpen === 0 ? 0 : leftOpen,
+      maxBytes: wholeBytes === 0 ? 0 : leftBytes,
+    };
+    const outcome = await shard.submitter.submit(tenant, body, { ...opts, caps });
+    if (outcome.kind === 'created') this.usage.get(tenant)?.counted(shard.number);
+    if (outcome.kind === 'full') {
+      return { ...outcome, openTasks: outcome.openTasks + others.open, cap: wholeOpen };
+    }
+    if (outcome.kind === 'overBudget') {
+      return { ...outcome, usedBytes: outcome.usedBytes + others.bytes, maxBytes: wholeBytes };
+    }
+    return outcome;
+  }
+
+  /**
+   * What the tenant holds on the shards other than `shard` (open tasks, stored bytes). Far from
+   * its open-task cap (under half, as last read) a read up to a second old will do, counted up
+   * as this process creates tasks meanwhile; nearer, and whenever a storage budget is set, every
+   * submit reads every shard (one pipelined read each), so a cap holds exactly where it bites,
+   * and a tenant far from it costs one read per other shard a second, not per submit.
+   */
+  private async usageElsewhere(
+    tenant: string,
+    shard: Shard,
+  ): Promise<{ open: number; bytes: number }> {
+    let usage = this.usage.get(tenant);
+    const fresh = usage && Date.now() - usage.readAt <= USAGE_FRESH_MS;
+    // Stored bytes grow with results written elsewhere, unseen here: a budget reads every time.
+    const exact = this.tenantMaxBytes > 0 || usage?.near(this.opts.maxOpenTasks) === true;
+    if (!usage || !fresh || exact) {
+      const read = await this.redis(() =>
+        Promise.all(this.shards.map((s) => s.store.tenantUsage(tenant))),
+      );
+      usage = new TenantUsage(read);
+      if (this.usage.size >= 10_000) this.usage.clear();
+      this.usage.set(tenant, usage);
+    }
+    return usage.except(shard.number);
   }
 
   /** Submits up to 100 tasks, each on its own (see `submitBatch`); their outcomes in order. */
@@ -494,19 +561,6 @@ export class TaskEngine {
     return definition !== undefined && (!!definition.rateLimit || !!definition.fleetConcurrency);
   }
 
-  /** A refusal for a cap, told as the whole cap (the shards each hold a share of it). */
-  private wholeCaps(outcome: SubmitOutcome, refused: readonly SubmitOutcome[]): SubmitOutcome {
-    if (outcome.kind === 'full') {
-      const open = refused.reduce((n, o) => n + (o.kind === 'full' ? o.openTasks : 0), 0);
-      return { ...outcome, openTasks: open || outcome.openTasks, cap: this.opts.maxOpenTasks };
-    }
-    if (outcome.kind === 'overBudget') {
-      const used = refused.reduce((n, o) => n + (o.kind === 'overBudget' ? o.usedBytes : 0), 0);
-      return { ...outcome, usedBytes: used || outcome.usedBytes, maxBytes: this.tenantMaxBytes };
-    }
-    return outcome;
-  }
-
   /** What the handle shows, if the task exists and belongs to `tenant`. */
   private async owned(tenant: string, id: string): Promise<HandleFields | NotFound> {
     if (!isTaskId(id)) return notFound;
@@ -530,9 +584,37 @@ export class TaskEngine {
 }
 export type { FairShareOptions } from './submit.js';
 
-/** `cap` split evenly over `count` shards, rounded up (0 stays 0: no cap). */
-function share(cap: number, count: number): number {
-  return cap === 0 ? 0 : Math.ceil(cap / count);
+/** How long a tenant's usage on the other shards is trusted before it is read again. */
+const USAGE_FRESH_MS = 1000;
+
+/** A tenant's open tasks and stored bytes on each shard, as read at `readAt`. */
+class TenantUsage {
+  readonly readAt = Date.now();
+
+  constructor(private readonly perShard: { open: number; bytes: number }[]) {}
+
+  /** A task this process created on `shard` since the read. */
+  counted(shard: number): void {
+    const entry = this.perShard[shard];
+    if (entry) entry.open += 1;
+  }
+
+  /** At half of the open-task cap or past it (0: no cap). */
+  near(maxOpen: number): boolean {
+    return maxOpen > 0 && this.except(-1).open * 2 >= maxOpen;
+  }
+
+  /** The sum over every shard but `shard`. */
+  except(shard: number): { open: number; bytes: number } {
+    let open = 0;
+    let bytes = 0;
+    for (const [i, u] of this.perShard.entries()) {
+      if (i === shard) continue;
+      open += u.open;
+      bytes += u.bytes;
+    }
+    return { open, bytes };
+  }
 }
 
 /** The shard an idempotency key places its task on: fixed for a tenant, key and shard count. */
