@@ -38,7 +38,7 @@ export const sharedEnvShape = {
     .default('longrun'),
   /**
    * Shards the tasks are spread over (decision 37): each its own hash tag, so the primaries of a
-   * Redis Cluster share the work. The same on every API and worker of a deployment.
+   * Redis Cluster share the work. Set on the API processes; workers serve every shard announced.
    */
   LONGRUN_SHARDS: z.coerce.number().int().min(1).max(1024).default(1),
   LONGRUN_DEFAULT_TTL_MS: z.coerce.number().int().min(1000).default(86_400_000),

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { TASK_STATUSES } from './status.js';
 
-/** Task ids are random v4 UUIDs: 122 random bits, unguessable. */
+/**
+ * Task ids are random UUIDs: v4 (122 random bits), or on a shard past the first a v8 naming it
+ * (106 random bits; decision 37). Unguessable either way.
+ */
 export const taskIdSchema = z.uuid();
 
 const taskIdPattern = z.regexes.uuid();
