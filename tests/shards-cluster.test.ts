@@ -75,6 +75,14 @@ async function pool<T, R>(items: T[], width: number, task: (item: T) => Promise<
 }
 
 describe(`on a 3-primary Redis Cluster with ${SHARDS} shards`, () => {
+  it('the API logs how the shards fall on the primaries: 4 each', () => {
+    const line = api.lines.find((l) => l.includes('shards over the primaries'));
+    expect(line, api.lines.join('\n')).toBeDefined();
+    const placed = JSON.parse(line as string).shardsPerPrimary as Record<string, number>;
+    expect(Object.keys(placed).sort()).toEqual([...cluster.addresses].sort());
+    expect(Object.values(placed)).toEqual([4, 4, 4]);
+  });
+
   it('each worker serves the shards it was given', () => {
     expect(procs[1]?.ready.shards).toEqual([0, 1, 2, 3, 4, 5]);
     expect(procs[2]?.ready.shards).toEqual([6, 7, 8, 9, 10, 11]);

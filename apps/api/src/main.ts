@@ -5,6 +5,7 @@ import {
   createLogger,
   createRedis,
   JobTypeDirectory,
+  shardsPerPrimary,
   taskKeys,
   TaskEngine,
   TaskEvents,
@@ -79,6 +80,20 @@ async function main(): Promise<void> {
     });
   await announce();
   setInterval(() => void engine.announceShards().catch(() => undefined), 30_000).unref();
+  if (cluster.clusterNodes.length > 0 && config.LONGRUN_SHARDS > 1) {
+    // Where the shards fall: an operator sees at once whether the primaries share the work.
+    const placed = await shardsPerPrimary(connection, config.LONGRUN_PREFIX, config.LONGRUN_SHARDS)
+      .then((perPrimary) => Object.fromEntries(perPrimary))
+      .catch(() => null);
+    const counts = placed ? Object.values(placed) : [];
+    const even = config.LONGRUN_SHARDS / Math.max(counts.length, 1);
+    if (placed && Math.max(...counts) > Math.max(even * 1.5, even + 1)) {
+      logger.warn(
+        { shardsPerPrimary: placed },
+        'shards are spread unevenly over the primaries: use about 4 shards per primary (LONGRUN_SHARDS), or move slots',
+      );
+    } else if (placed) logger.info({ shardsPerPrimary: placed }, 'shards over the primaries');
+  }
   // Schedule ticks become tasks here: a BullMQ worker, so a connection that waits for Redis.
   const tickerConnection = createRedis(config.REDIS_URL, 'worker', cluster);
   tickerConnection.on('error', (err: Error) =>

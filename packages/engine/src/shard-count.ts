@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { prefixSlot, shardPrefix } from './shards.js';
 
 /** Sets the count unless a higher one is there; answers the count now stored. */
 const ANNOUNCE = `
@@ -37,4 +38,26 @@ export class ShardCount {
   async announce(count: number): Promise<number> {
     return Number(await this.redis.eval(ANNOUNCE, 1, this.key, String(count)));
   }
+}
+
+/**
+ * How the first `count` shards of `prefix` fall on a Redis Cluster's primaries (`CLUSTER SLOTS`):
+ * `host:port` → number of shards, for the API's start-up log. A primary with none is listed at 0.
+ */
+export async function shardsPerPrimary(
+  redis: Redis,
+  prefix: string,
+  count: number,
+): Promise<Map<string, number>> {
+  const ranges = (await redis.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+  const perPrimary = new Map<string, number>();
+  for (const [, , [host, port]] of ranges) perPrimary.set(`${host}:${port}`, 0);
+  for (let i = 0; i < count; i++) {
+    const slot = prefixSlot(shardPrefix(prefix, i));
+    const range = ranges.find(([from, to]) => slot >= from && slot <= to);
+    if (!range) continue;
+    const node = `${range[2][0]}:${range[2][1]}`;
+    perPrimary.set(node, (perPrimary.get(node) ?? 0) + 1);
+  }
+  return perPrimary;
 }
