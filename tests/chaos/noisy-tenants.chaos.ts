@@ -11,6 +11,7 @@
 // Sizes: CHAOS_SCALE, or CHAOS_NOISY_BACKLOG (alpha's queued tasks).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { shardOfTaskId, shardPrefix } from '@longrun/engine';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { httpClient, waitFor } from '../helpers/http.js';
 import { promptReceiver, trickleReceiver } from '../helpers/receivers.js';
@@ -115,7 +116,7 @@ async function measureNoisy(cleanups: Cleanups, fairShare: 'on' | 'off'): Promis
   /** Alpha's tasks completed, at or before `until` (ms since the epoch) when given. */
   const alphaDone = async (until = Infinity): Promise<number> => {
     const pipeline = redis.pipeline();
-    for (const id of alphaIds) pipeline.hmget(`${prefix}:task:${id}`, 'status', 'updated');
+    for (const id of alphaIds) pipeline.hmget(taskKey(prefix, id), 'status', 'updated');
     const replies = (await pipeline.exec()) ?? [];
     return replies.filter(([, value]) => {
       const [status, updated] = value as [string | null, string | null];
@@ -140,7 +141,7 @@ async function measureNoisy(cleanups: Cleanups, fairShare: 'on' | 'off'): Promis
   }
   const betaWaitMs = Math.round(performance.now() - started);
   expect(handle, "beta's task did not complete").toBeDefined();
-  const completedAt = Number(await redis.hget(`${prefix}:task:${id}`, 'updated'));
+  const completedAt = Number(await redis.hget(taskKey(prefix, id), 'updated'));
   const figures: NoisyFigures = {
     fairShare,
     betaWaitMs,
@@ -267,4 +268,9 @@ async function slowReceivers(cleanups: Cleanups): Promise<void> {
   // Alpha never had more than its share of the slots.
   expect(trickle.maxOpen).toBeGreaterThanOrEqual(1);
   expect(trickle.maxOpen).toBeLessThanOrEqual(TENANT_CAP);
+}
+
+/** A task's record key, under the prefix of the shard its id names (`LONGRUN_SHARDS`). */
+function taskKey(prefix: string, id: string): string {
+  return `${shardPrefix(prefix, shardOfTaskId(id))}:task:${id}`;
 }
