@@ -56,7 +56,10 @@ async function main() {
       .map((x) => x.toFixed(2))
       .join(' ')}`,
   );
-  const redisUrl = args['redis-url'] ?? (await startPrivateRedis()).url;
+  const privateRedis = args['redis-url'] ? undefined : await startPrivateRedis();
+  const redisUrl = args['redis-url'] ?? privateRedis.url;
+  // The private redis-server's CPU is measured with each API's (a shared one's would mix in others').
+  redisPid = privateRedis?.child.pid;
   const redis = connect(redisUrl);
   onCleanup(() => redis.quit());
   const id = `bench-ab-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
@@ -131,8 +134,8 @@ async function main() {
     for (const v of order) v.poll.push(await measure(v, poll(v)));
     const [a, b] = variants;
     console.log(
-      `round ${i + 1}: submit A ${num(a.submit[i].rps)} B ${num(b.submit[i].rps)} req/s, ${num(a.submit[i].cpuUs)} / ${num(b.submit[i].cpuUs)} µs CPU; ` +
-        `poll A ${num(a.poll[i].rps)} B ${num(b.poll[i].rps)} req/s, ${num(a.poll[i].cpuUs)} / ${num(b.poll[i].cpuUs)} µs CPU`,
+      `round ${i + 1}: submit A ${num(a.submit[i].rps)} B ${num(b.submit[i].rps)} req/s, ${num(a.submit[i].cpuUs)} / ${num(b.submit[i].cpuUs)} µs CPU (Redis ${num(a.submit[i].redisUs)} / ${num(b.submit[i].redisUs)}); ` +
+        `poll A ${num(a.poll[i].rps)} B ${num(b.poll[i].rps)} req/s, ${num(a.poll[i].cpuUs)} / ${num(b.poll[i].cpuUs)} µs CPU (Redis ${num(a.poll[i].redisUs)} / ${num(b.poll[i].redisUs)})`,
     );
   }
   const [a, b] = variants;
@@ -140,17 +143,27 @@ async function main() {
     const rps = (v) => median(v[key].map((r) => r.rps));
     const lat = (v, p) => median(v[key].map((r) => r.latency[p]));
     const cpu = (v) => median(v[key].map((r) => r.cpuUs));
+    const redisCpu = (v) => median(v[key].map((r) => r.redisUs));
     const r = median(a[key].map((ra, i) => b[key][i].rps / ra.rps));
     const c = median(a[key].map((ra, i) => ra.cpuUs / b[key][i].cpuUs));
+    const rc = median(a[key].map((ra, i) => ra.redisUs / b[key][i].redisUs));
+    const redisPart = (v) => (redisPid ? ` + Redis ${num(redisCpu(v))}` : '');
     const cell = (v) =>
-      `${num(rps(v))} req/s (p50 ${lat(v, 'p50')}, p99 ${lat(v, 'p99')} ms), ${num(cpu(v))} µs CPU/req`;
-    return [what, cell(a), cell(b), ratio(r), ratio(c)];
+      `${num(rps(v))} req/s (p50 ${lat(v, 'p50')}, p99 ${lat(v, 'p99')} ms), ${num(cpu(v))}${redisPart(v)} µs CPU/req`;
+    return [what, cell(a), cell(b), ratio(r), ratio(c), ...(redisPid ? [ratio(rc)] : [])];
   };
   console.log(
     `\n${markdownTable(
-      ['50 connections', 'A', 'B', 'B ÷ A req/s', 'A ÷ B CPU per request'],
+      [
+        '50 connections',
+        'A',
+        'B',
+        'B ÷ A req/s',
+        'A ÷ B CPU per request',
+        ...(redisPid ? ['A ÷ B Redis CPU'] : []),
+      ],
       [line('submit', 'submit'), line('poll', 'poll')],
-    )}\n(each a median over the rounds; CPU per request is the API process's user + system time)`,
+    )}\n(each a median over the rounds; CPU per request is the API process's user + system time, and the private redis-server's)`,
   );
   console.log(
     `\nload average at end ${loadavg()
@@ -159,10 +172,17 @@ async function main() {
   );
 }
 
-/** A load run with the CPU µs per request the variant's API process used. */
+let redisPid;
+
+/**
+ * A load run with the CPU µs per request the variant's API process used and, on a private Redis,
+ * the redis-server's.
+ */
 async function measure(v, options) {
-  const { result, cpu } = await withCpu([v.api.child.pid], () => load(options));
+  const pids = [v.api.child.pid, ...(redisPid ? [redisPid] : [])];
+  const { result, cpu } = await withCpu(pids, () => load(options));
   result.cpuUs = (cpu[0] * 1e6) / (result.sent || result.total);
+  result.redisUs = redisPid ? (cpu[1] * 1e6) / (result.sent || result.total) : NaN;
   // A variant that answers errors fast would look faster: every answer must be a 2xx.
   if (result.non2xx || result.errors) {
     throw new Error(`${v.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);

@@ -2,7 +2,15 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { FIELD } from '@longrun/core';
-import { createRedis, WebhookDispatcher, WebhookTargetPolicy } from '@longrun/engine';
+import {
+  createRedis,
+  JobTypeDirectory,
+  Reconciler,
+  TaskStore,
+  WebhookDispatcher,
+  WebhookTargetPolicy,
+} from '@longrun/engine';
+import { newRecord } from './helpers/records.js';
 import { httpClient, waitFor } from './helpers/http.js';
 import { startApp, type Proc } from './helpers/processes.js';
 import {
@@ -198,5 +206,70 @@ describe('the webhook relay', () => {
     } finally {
       await live.close();
     }
+  });
+});
+
+describe('the sweep', () => {
+  /** A worker-role reconciler over `prefix` that checks `batch` tasks per sweep, with no grace. */
+  async function reconciler(prefix: string, batch: number) {
+    const connection = createRedis(inject('redisUrl'), 'worker');
+    const types = new JobTypeDirectory({ connection, prefix, refreshMs: 0 });
+    const r = new Reconciler({
+      connection,
+      prefix,
+      types,
+      maxTtlMs: 86_400_000,
+      graceMs: 0,
+      batch,
+      intervalMs: 5, // the sweep lock lasts this long
+      logger: pino({ level: 'silent' }),
+    });
+    cleanup.push(async () => {
+      await r.stop();
+      connection.disconnect();
+    });
+    return r;
+  }
+
+  /** `n` records of `tenant` with no job, as a crash between record and job leaves them. */
+  async function orphans(store: TaskStore, tenant: string, n: number): Promise<string[]> {
+    const records = Array.from({ length: n }, () => newRecord({ tenant, ttlMs: 3_600_000 }));
+    const outcomes = await store.createMany(records.map((record) => ({ record })));
+    expect(outcomes.every((o) => o.created)).toBe(true);
+    return records.map((r) => r.id);
+  }
+
+  it('reaches every open task of every tenant, a batch at a time, and comes round again', async () => {
+    const prefix = uniquePrefix();
+    await registerTypes(redis, prefix);
+    const store = new TaskStore(redis, prefix, 86_400_000);
+    const ids = [
+      ...(await orphans(store, 'alpha', 7)),
+      ...(await orphans(store, 'beta', 1)),
+      ...(await orphans(store, 'gamma', 5)),
+    ];
+    // Finished tasks are not looked at: one of each tenant's completes first.
+    const done = [ids[0], ids[7], ids[8]] as string[];
+    for (const id of done) expect((await store.transition(id, 'complete')).ok).toBe(true);
+    const r = await reconciler(prefix, 3);
+    const later = Date.now() + 1000;
+    const sweep = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the last sweep's lock gone
+      return (await r.sweep(later)).requeue;
+    };
+    let requeued = 0;
+    // 10 open tasks, 3 per sweep: 4 sweeps reach them all, the 5th starts over.
+    for (let i = 0; i < 4; i++) requeued += await sweep();
+    expect(requeued).toBe(10);
+    for (const id of ids) {
+      const repairs = await redis.hget(`${prefix}:task:${id}`, FIELD.repairs);
+      expect([id, repairs]).toEqual([id, done.includes(id) ? null : '1']);
+      const job = await redis.exists(`${prefix}:tasks:${id}`);
+      expect([id, job]).toEqual([id, done.includes(id) ? 0 : 1]);
+    }
+    // Round again: every job is there now, so nothing more to repair, and nothing is lost.
+    let again = 0;
+    for (let i = 0; i < 4; i++) again += await sweep();
+    expect(again).toBe(0);
   });
 });
