@@ -233,7 +233,11 @@ describe('the sweep', () => {
 
   /** `n` records of `tenant` with no job, as a crash between record and job leaves them. */
   async function orphans(store: TaskStore, tenant: string, n: number): Promise<string[]> {
-    const records = Array.from({ length: n }, () => newRecord({ tenant, ttlMs: 3_600_000 }));
+    // Created in the same millisecond: their open-set entries tie on score (expiry).
+    const createdAt = Date.now();
+    const records = Array.from({ length: n }, () =>
+      newRecord({ tenant, ttlMs: 3_600_000, createdAt, updatedAt: createdAt }),
+    );
     const outcomes = await store.createMany(records.map((record) => ({ record })));
     expect(outcomes.every((o) => o.created)).toBe(true);
     return records.map((r) => r.id);
@@ -271,5 +275,30 @@ describe('the sweep', () => {
     let again = 0;
     for (let i = 0; i < 4; i++) again += await sweep();
     expect(again).toBe(0);
+    // beta's only task finished: its open set is gone, and so is beta from the walk.
+    expect((await redis.smembers(`${prefix}:open-tenants`)).sort()).toEqual(['alpha', 'gamma']);
+  });
+
+  it('takes over what an older version left in the set of every open task', async () => {
+    const prefix = uniquePrefix();
+    await registerTypes(redis, prefix);
+    const store = new TaskStore(redis, prefix, 86_400_000);
+    const open = await orphans(store, 'old', 4);
+    const finished = (await orphans(store, 'old', 1))[0] as string;
+    expect((await store.transition(finished, 'complete')).ok).toBe(true);
+    // As a version before the set of tenants left them: every open task in one sorted set.
+    await redis.del(`${prefix}:open-tenants`);
+    await redis.zadd(`${prefix}:open`, ...[...open, finished].flatMap((id) => [0, id]));
+    const r = await reconciler(prefix, 2);
+    const later = Date.now() + 1000;
+    let requeued = 0;
+    for (let i = 0; i < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      requeued += (await r.sweep(later)).requeue;
+    }
+    expect(requeued).toBe(4);
+    expect(await redis.exists(`${prefix}:open`)).toBe(0);
+    expect(await redis.smembers(`${prefix}:open-tenants`)).toEqual(['old']);
+    for (const id of open) expect(await redis.exists(`${prefix}:tasks:${id}`)).toBe(1);
   });
 });

@@ -34,11 +34,19 @@ export interface TaskKeys {
   usage(tenant: string): string;
   /** `openTasks(tenant)` is this + tenant + ':open' (Lua builds it from the record's tenant). */
   tenantPrefix: string;
-  /** Every open task of every tenant (members by id), walked by the reconciler. */
-  allOpen: string;
+  /**
+   * The tenants that may have open tasks (a set the create fills): the reconciler walks their
+   * open sets, and drops a tenant whose open set is gone.
+   */
+  openTenants: string;
+  /**
+   * Every open task of every tenant (a sorted set of ids), which creates filled before
+   * `openTenants` took its place: the reconciler drains what an older version left in it.
+   */
+  legacyAllOpen: string;
   /** A queue's fair-share tags: a hash of tenant -> virtual start of its last task (decision 33). */
   fairShare(queue: string): string;
-  /** The reconciler's lock and its place in `allOpen`. */
+  /** The reconciler's lock and its place in the walk (a tenant, and an entry of its open set). */
   reconcilerLock: string;
   reconcilerCursor: string;
   idempotency(tenant: string, keyHash: string): string;
@@ -78,7 +86,8 @@ export function taskKeys(prefix: string, channelPrefix = prefix): TaskKeys {
     openTasks: (tenant) => `${prefix}:tenant:${tenant}:open`,
     usage: (tenant) => `${prefix}:tenant:${tenant}:usage`,
     tenantPrefix: `${prefix}:tenant:`,
-    allOpen: `${prefix}:open`,
+    openTenants: `${prefix}:open-tenants`,
+    legacyAllOpen: `${prefix}:open`,
     fairShare: (queue) => `${prefix}:fair:${queue}`,
     reconcilerLock: `${prefix}:reconciler:lock`,
     reconcilerCursor: `${prefix}:reconciler:cursor`,

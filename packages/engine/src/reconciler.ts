@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { FIELD, repairFor, type BullJobState, type Repair, type TaskStatus } from '@longrun/core';
+import {
+  FIELD,
+  repairFor,
+  TERMINAL_STATUSES,
+  type BullJobState,
+  type Repair,
+  type TaskStatus,
+} from '@longrun/core';
 import { taskKeys, type TaskKeys } from './keys.js';
 import type { JobTypeDirectory } from './registry/job-type-directory.js';
+import { DROP_IDLE_TENANT } from './scripts.js';
 import { TaskQueue } from './task-queue.js';
 import { TaskStore } from './task-store.js';
 import type { TaskWorkerLogger } from './worker/job-data.js';
@@ -41,6 +49,20 @@ const CHECK_FIELDS = [
   FIELD.runAt,
 ] as const;
 
+/** Where a sweep stopped: a tenant, and the last entry of its open set it took. */
+interface WalkCursor {
+  tenant: string;
+  /** The entry's score (the task's expiry) and member (its id): the set's own order. */
+  score: number;
+  id: string;
+}
+
+/** An open-set entry to check. */
+interface Entry {
+  id: string;
+  tenant: string;
+}
+
 interface Checked {
   id: string;
   status: TaskStatus;
@@ -57,8 +79,9 @@ interface Checked {
 
 /**
  * Maps BullMQ's view back onto the records, so the five statuses follow the queue even when a
- * process died between two writes. It walks every open task (a set the create script fills and
- * terminal events empty), a batch per sweep, and repairs what `repairFor` (core's lifecycle)
+ * process died between two writes. It walks every open task (the open sets of the tenants the
+ * create script names, which terminal events empty), a batch per sweep, and repairs what
+ * `repairFor` (core's lifecycle)
  * says: a job that never arrived is added again, a job parked without its `input_required` is
  * woken, a job BullMQ lost or failed on its own fails its task with a clear message. Every
  * repair is a guarded lifecycle event, so a task that moved on meanwhile is left as it is.
@@ -107,7 +130,8 @@ export class Reconciler {
 
   /**
    * One sweep, if no other process holds the sweep lock: the next batch of open tasks after the
-   * saved cursor (from the start once it reaches the end). Returns the repairs made.
+   * saved cursor, tenant by tenant (from the start once it reaches the end). Returns the repairs
+   * made.
    */
   async sweep(now = Date.now()): Promise<Record<Exclude<Repair, 'none'>, number>> {
     const made = { requeue: 0, promote: 0, jobLost: 0 };
@@ -121,18 +145,14 @@ export class Reconciler {
     );
     if (locked !== 'OK') return made;
     await this.opts.types.refresh();
-    const cursor = (await redis.get(this.keys.reconcilerCursor)) ?? '';
     const batch = this.opts.batch ?? 500;
-    const ids = await redis.zrangebylex(
-      this.keys.allOpen,
-      cursor === '' ? '-' : `(${cursor}`,
-      '+',
-      'LIMIT',
-      0,
+    await this.drainLegacy(batch);
+    const { entries, next } = await this.walk(
+      parseCursor(await redis.get(this.keys.reconcilerCursor)),
       batch,
     );
-    await redis.set(this.keys.reconcilerCursor, ids.length < batch ? '' : (ids.at(-1) ?? ''));
-    const due = await this.read(ids, now);
+    await redis.set(this.keys.reconcilerCursor, next ? JSON.stringify(next) : '');
+    const due = await this.read(entries, now);
     for (const task of due) {
       const repair = repairFor({ ...task, ...(await this.jobFacts(task)) });
       if (repair === 'none' || !(await this.repair(task, repair))) continue;
@@ -146,16 +166,108 @@ export class Reconciler {
     return made;
   }
 
-  /** The open tasks among `ids` that have been still for longer than the grace time. */
-  private async read(ids: string[], now: number): Promise<Checked[]> {
-    if (ids.length === 0) return [];
-    const pipeline = this.opts.connection.pipeline();
-    for (const id of ids) pipeline.hmget(this.keys.task(id), ...CHECK_FIELDS);
+  /**
+   * Up to `batch` open-set entries after `cursor`, tenant after tenant in a fixed order, and
+   * where the next sweep goes on (none: the walk reached the end and starts over). A tenant
+   * whose open set is gone leaves the set of tenants on the way.
+   */
+  private async walk(
+    cursor: WalkCursor | undefined,
+    batch: number,
+  ): Promise<{ entries: Entry[]; next: WalkCursor | undefined }> {
+    const tenants = (await this.opts.connection.smembers(this.keys.openTenants)).sort();
+    const entries: Entry[] = [];
+    const first = cursor ? tenants.findIndex((t) => t >= cursor.tenant) : 0;
+    for (const tenant of first < 0 ? [] : tenants.slice(first)) {
+      const after = cursor?.tenant === tenant ? cursor : undefined;
+      const page = await this.openPage(tenant, after, batch - entries.length);
+      for (const id of page.ids) entries.push({ id, tenant });
+      if (!page.more && !after && page.ids.length === 0) await this.dropIfIdle(tenant);
+      if (entries.length >= batch) return { entries, next: page.last ?? after };
+    }
+    return { entries, next: undefined };
+  }
+
+  /**
+   * Up to `n` ids of `tenant`'s open set after `after` (in the set's order: by expiry, then id),
+   * the last one taken, and whether the set may hold more.
+   */
+  private async openPage(
+    tenant: string,
+    after: WalkCursor | undefined,
+    n: number,
+  ): Promise<{ ids: string[]; last: WalkCursor | undefined; more: boolean }> {
+    const key = this.keys.openTasks(tenant);
+    const ids: string[] = [];
+    let last: WalkCursor | undefined;
+    // From the cursor's score on; entries with that score up to its id were taken before.
+    for (let offset = 0; ids.length < n;) {
+      const want = n - ids.length;
+      const flat = await this.opts.connection.zrangebyscore(
+        key,
+        after ? String(after.score) : '-inf',
+        '+inf',
+        'WITHSCORES',
+        'LIMIT',
+        offset,
+        want,
+      );
+      offset += flat.length / 2;
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const id = flat[i] as string;
+        const score = Number(flat[i + 1]);
+        if (after && score === after.score && id <= after.id) continue;
+        ids.push(id);
+        last = { tenant, score, id };
+      }
+      if (flat.length / 2 < want) return { ids, last, more: false };
+    }
+    return { ids, last, more: true };
+  }
+
+  /** Takes `tenant` out of the set of tenants if its open set is gone (atomically: see the script). */
+  private async dropIfIdle(tenant: string): Promise<void> {
+    await this.opts.connection.eval(
+      DROP_IDLE_TENANT,
+      2,
+      this.keys.openTenants,
+      this.keys.openTasks(tenant),
+      tenant,
+    );
+  }
+
+  /**
+   * Moves what an older version left in the set of every open task (`legacyAllOpen`) over to
+   * the walk: the tenants of the open ones join the set of tenants (their open sets already
+   * hold them), and the batch leaves the old set, which is gone once empty.
+   */
+  private async drainLegacy(batch: number): Promise<void> {
+    const redis = this.opts.connection;
+    const ids = await redis.zrange(this.keys.legacyAllOpen, 0, batch - 1);
+    if (ids.length === 0) return;
+    const pipeline = redis.pipeline();
+    for (const id of ids) pipeline.hmget(this.keys.task(id), FIELD.tenant, FIELD.status);
     const replies = (await pipeline.exec()) ?? [];
-    const gone: string[] = [];
+    const tenants = new Set<string>();
+    for (const [, fields] of replies) {
+      const [tenant, status] = (fields ?? []) as (string | null)[];
+      if (tenant && status && !TERMINAL_STATUSES.includes(status as TaskStatus))
+        tenants.add(tenant);
+    }
+    if (tenants.size > 0) await redis.sadd(this.keys.openTenants, ...tenants);
+    await redis.zrem(this.keys.legacyAllOpen, ...ids);
+  }
+
+  /** The open tasks among `entries` that have been still for longer than the grace time. */
+  private async read(entries: Entry[], now: number): Promise<Checked[]> {
+    if (entries.length === 0) return [];
+    const pipeline = this.opts.connection.pipeline();
+    for (const { id } of entries) pipeline.hmget(this.keys.task(id), ...CHECK_FIELDS);
+    const replies = (await pipeline.exec()) ?? [];
+    const gone = this.opts.connection.pipeline();
     const due: Checked[] = [];
     const graceMs = this.opts.graceMs ?? 30_000;
-    for (const [i, id] of ids.entries()) {
+    for (const [i, { id, tenant: openOf }] of entries.entries()) {
       const [
         status,
         type,
@@ -171,7 +283,7 @@ export class Reconciler {
       ] = (replies[i]?.[1] ?? []) as (string | null)[];
       // Expired, forgotten, or finished without leaving the set: nothing more to watch.
       if (!status || status === 'completed' || status === 'failed' || status === 'cancelled') {
-        gone.push(id);
+        gone.zrem(this.keys.openTasks(openOf), id);
         continue;
       }
       if (Number(updated) > now - graceMs) continue;
@@ -189,7 +301,7 @@ export class Reconciler {
         runAt: runAt ? Number(runAt) : undefined,
       });
     }
-    if (gone.length > 0) await this.opts.connection.zrem(this.keys.allOpen, ...gone);
+    if (gone.length > 0) await gone.exec();
     return due;
   }
 
@@ -229,4 +341,18 @@ export class Reconciler {
     });
     return done.ok;
   }
+}
+
+/** The saved cursor, or none (the start) when there is none or it is an older version's. */
+function parseCursor(saved: string | null): WalkCursor | undefined {
+  if (!saved) return undefined;
+  try {
+    const c = JSON.parse(saved) as Partial<WalkCursor>;
+    if (typeof c.tenant === 'string' && typeof c.score === 'number' && typeof c.id === 'string') {
+      return { tenant: c.tenant, score: c.score, id: c.id };
+    }
+  } catch {
+    // an id, as the walk over the set of every open task saved it
+  }
+  return undefined;
 }

@@ -117,7 +117,7 @@ local function fair_priority(fair, head, tenant, step, offset, now_ms, task_pref
   return math.min(math.max(math.ceil(tag), 1) + offset, 2097152)
 end
 
-local function create(task, index, idem, events, outbox, open_set, usage, all_open, fair, head, expires_at, member, prune_bound, idem_value, index_ttl, channel, id, cap, now, fields_json)
+local function create(task, index, idem, events, outbox, open_set, usage, open_tenants, fair, head, expires_at, member, prune_bound, idem_value, index_ttl, channel, id, cap, now, fields_json)
   if idem_value ~= '' then
     local existing = redis.call('GET', idem)
     if existing then return 'dup ' .. existing end
@@ -154,8 +154,8 @@ local function create(task, index, idem, events, outbox, open_set, usage, all_op
   redis.call('PEXPIRE', index, index_ttl)
   redis.call('ZADD', open_set, expires_at, id)
   redis.call('PEXPIRE', open_set, index_ttl)
-  -- Every open task, for the reconciler (members by id; it drops finished and expired ones).
-  redis.call('ZADD', all_open, 0, id)
+  -- The reconciler walks the open sets of these tenants (it drops a tenant whose set is gone).
+  redis.call('SADD', open_tenants, written['${F.tenant}'])
   if budget > 0 then
     redis.call('HSET', usage, id, #fields_json)
     redis.call('HINCRBY', usage, '#total', #fields_json)
@@ -171,8 +171,8 @@ end
 
 /**
  * KEYS: task, index, idempotency (or the task key when none), events, outbox, open-tasks set,
- * usage (the tenant's storage budget), every open task, fair-share tags and the queue's
- * prioritized set (both the task key when fair share is off).
+ * usage (the tenant's storage budget), the tenants with open tasks, fair-share tags and the
+ * queue's prioritized set (both the task key when fair share is off).
  * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, channel,
  * taskId, limits (`<maxOpenTasks> <maxBytes> <fairStep> <priorityOffset>`, 0 = none), now,
  * fields (a JSON array, see CREATE).
@@ -186,7 +186,7 @@ return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEY
  * The creates of several tasks in one call (the submits an API process handled in one turn), each
  * on its own and in order, as by CREATE_TASK: a later one sees the idempotency keys and open
  * tasks of the earlier ones.
- * KEYS: outbox, every open task, then for each task: task, index, idempotency (or the task key),
+ * KEYS: outbox, the tenants with open tasks, then for each task: task, index, idempotency (or the task key),
  * events, open set, usage, fair-share tags, prioritized set.
  * ARGV: channel, now, pruneBound, indexTtlMs, then for each task: expiresAt, indexMember,
  * idempotencyValue, taskId, limits, fields.
@@ -210,7 +210,7 @@ return replies
  * {'refused', currentStatus} or {'missing'}.
  */
 const TRANSITION = `${APPEND_EVENT}
-local function transition(task, events, outbox, all_open, guard, append, channel, id, open_prefix, fields)
+local function transition(task, events, outbox, guard, append, channel, id, open_prefix, fields)
   -- One read of everything the guard, the open-task set and the event need; the event is then
   -- built from these values overlaid with the fields written, not read back.
   local cur = redis.call('HMGET', task, '${F.status}', '${F.tenant}', '${F.statusMessage}', '${F.progress}', '${F.updatedAt}', '${F.callback}', '${F.seq}')
@@ -243,7 +243,6 @@ local function transition(task, events, outbox, all_open, guard, append, channel
   if TERMINAL[now] then
     -- Same hash slot as the task key (one prefix), so this is cluster-safe.
     redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
-    redis.call('ZREM', all_open, id)
   end
   local eid = push_event(task, events, outbox, channel, id, status, seq, now, msg, progress, updated, cur[6])
   return {'ok', status, eid}
@@ -251,13 +250,13 @@ end
 `;
 
 /**
- * KEYS: task, events, outbox, every open task.
+ * KEYS: task, events, outbox.
  * ARGV: guard (`guardArg(event)`), inputToAppend ('' = none), channel, taskId, openSetPrefix (the
  * tenant's open-tasks set is `<openSetPrefix><tenant>:open`), field, value, …
  * Returns what `transition` returns.
  */
 export const TRANSITION_TASK = `${TRANSITION}
-return transition(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], {unpack(ARGV, 6)})
+return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], {unpack(ARGV, 6)})
 `;
 
 /**
@@ -268,7 +267,7 @@ return transition(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3],
  * reads only the five fields it needs, and answers in one string (a worker drains thousands of
  * jobs a second, and each table built here, and each reply element parsed there, costs CPU on
  * both sides: see bench/analysis.md).
- * KEYS: outbox, every open task, then task and events of each job.
+ * KEYS: outbox, then task and events of each job.
  * ARGV: channel, openSetPrefix, status, statusMessage, updatedAt, then for each job: taskId,
  * resultJson.
  * Returns one entry per job, in order, joined by ',': `ok <previous> <eventId>`, `missing` or
@@ -278,8 +277,8 @@ export const COMPLETE_MANY = `${APPEND_EVENT}
 local CAN_COMPLETE = ${luaSet(LIFECYCLE.complete.from)}
 local channel, open_prefix, st, msg, updated = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local replies = {}
-for k = 3, #KEYS, 2 do
-  local task, events, id, result = KEYS[k], KEYS[k + 1], ARGV[k + 3], ARGV[k + 4]
+for k = 2, #KEYS, 2 do
+  local task, events, id, result = KEYS[k], KEYS[k + 1], ARGV[k + 4], ARGV[k + 5]
   local cur = redis.call('HMGET', task, '${F.status}', '${F.tenant}', '${F.progress}', '${F.callback}', '${F.seq}')
   local status = cur[1]
   if not status then
@@ -290,7 +289,6 @@ for k = 3, #KEYS, 2 do
     local seq = (tonumber(cur[5]) or 0) + 1
     redis.call('HSET', task, '${F.status}', st, '${F.statusMessage}', msg, '${F.updatedAt}', updated, '${F.result}', result, '${F.seq}', tostring(seq))
     redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
-    redis.call('ZREM', KEYS[2], id)
     usage_add(open_prefix .. cur[2] .. ':usage', id, #result)
     local eid = push_event(task, events, KEYS[1], channel, id, status, seq, st, msg, cur[3], updated, cur[4])
     replies[#replies + 1] = 'ok ' .. status .. ' ' .. eid
@@ -333,17 +331,15 @@ return {'ok', status}
 `;
 
 /**
- * KEYS: task, index, idempotency (or the task key), events, open-tasks set, every open task,
- * usage.
+ * KEYS: task, index, idempotency (or the task key), events, open-tasks set, usage.
  * ARGV: indexMember, idempotencyValue, taskId.
  * Takes back a task whose job was never added; the idempotency key only if it is still ours.
  */
 export const DISCARD_TASK = `${COMMON}
-usage_release(KEYS[7], ARGV[3])
+usage_release(KEYS[6], ARGV[3])
 redis.call('DEL', KEYS[1], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[3])
-redis.call('ZREM', KEYS[6], ARGV[3])
 if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
 return 1
 `;
@@ -387,4 +383,14 @@ if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 and #new ~= #old then
   redis.call('HINCRBY', KEYS[2], '#total', #new - #old)
 end
 return {'ok'}
+`;
+
+/**
+ * KEYS: the tenants with open tasks, a tenant's open set. ARGV: the tenant.
+ * Takes the tenant out of the set if its open set is gone, in one step, so that a create adding
+ * a task (and the tenant) meanwhile is never undone. Returns 1 if it was taken out.
+ */
+export const DROP_IDLE_TENANT = `
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+return redis.call('SREM', KEYS[1], ARGV[1])
 `;

@@ -28,10 +28,10 @@ export function defineTaskScripts(redis: Redis): TaskRedis {
     redis.defineCommand('longrunCreate', { numberOfKeys: 10, lua: CREATE_TASK });
     // The number of keys varies with the batch: passed first on each call.
     redis.defineCommand('longrunCreateMany', { lua: CREATE_MANY });
-    redis.defineCommand('longrunTransition', { numberOfKeys: 4, lua: TRANSITION_TASK });
+    redis.defineCommand('longrunTransition', { numberOfKeys: 3, lua: TRANSITION_TASK });
     redis.defineCommand('longrunCompleteMany', { lua: COMPLETE_MANY });
     redis.defineCommand('longrunForget', { numberOfKeys: 5, lua: FORGET_TASK });
-    redis.defineCommand('longrunDiscard', { numberOfKeys: 7, lua: DISCARD_TASK });
+    redis.defineCommand('longrunDiscard', { numberOfKeys: 6, lua: DISCARD_TASK });
     redis.defineCommand('longrunStart', { numberOfKeys: 3, lua: START_TASK });
     redis.defineCommand('longrunSetPush', { numberOfKeys: 2, lua: SET_PUSH });
   }

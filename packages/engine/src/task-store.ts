@@ -103,7 +103,7 @@ export class TaskStore {
       this.keys.outbox,
       open,
       usage,
-      this.keys.allOpen,
+      this.keys.openTenants,
       fair,
       head,
       expiresAt,
@@ -126,7 +126,7 @@ export class TaskStore {
    */
   async createMany(items: readonly CreateItem[]): Promise<CreateOutcome[]> {
     const now = Date.now();
-    const keys: string[] = [this.keys.outbox, this.keys.allOpen];
+    const keys: string[] = [this.keys.outbox, this.keys.openTenants];
     const args: string[] = [
       this.keys.eventsChannel,
       String(now),
@@ -308,7 +308,6 @@ export class TaskStore {
       this.keys.task(id),
       this.keys.events(id),
       this.keys.outbox,
-      this.keys.allOpen,
       guardArg(event),
       append,
       this.keys.eventsChannel,
@@ -327,7 +326,7 @@ export class TaskStore {
     items: readonly { id: string; result: unknown }[],
   ): Promise<TransitionOutcome[]> {
     const { to, statusMessage } = LIFECYCLE.complete;
-    const keys: string[] = [this.keys.outbox, this.keys.allOpen];
+    const keys: string[] = [this.keys.outbox];
     const args: string[] = [
       this.keys.eventsChannel,
       this.keys.tenantPrefix,
@@ -393,7 +392,6 @@ export class TaskStore {
       idempotency?.key ?? this.keys.task(record.id),
       this.keys.events(record.id),
       this.keys.openTasks(record.tenant),
-      this.keys.allOpen,
       this.keys.usage(record.tenant),
       indexMember(record.createdAt, record.id),
       idempotency?.value ?? '',
