@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { LIFECYCLE, toHandle } from '@longrun/core';
+import { LIFECYCLE, toHandle, type TaskRecord } from '@longrun/core';
 import { CompletionBatch, CreateBatch, TaskLog, TaskStore } from '@longrun/engine';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
@@ -197,6 +197,68 @@ describe('TaskStore event list', () => {
       ['2', 'working'],
       ['3', 'completed'],
     ]);
+  });
+});
+
+describe('TaskStore event 1', () => {
+  const setUp = () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    return { store, log: new TaskLog(redis, store.keys) };
+  };
+  const created = (task: TaskRecord) => ({
+    id: '1',
+    status: 'working',
+    statusMessage: task.statusMessage,
+    updatedAt: task.updatedAt,
+  });
+
+  it('is read off the record until the first change: a create writes no event list', async () => {
+    const { store, log } = setUp();
+    const task = newRecord({ statusMessage: 'scheduled', progress: { step: 'none yet' } });
+    await store.create(task);
+    expect(await redis.exists(store.keys.events(task.id))).toBe(0);
+    const first = { ...created(task), progress: { step: 'none yet' } };
+    expect(await log.events(task.id, undefined)).toEqual([first]);
+    expect(await log.events(task.id, '0')).toEqual([first]);
+    expect(await log.events(task.id, '1')).toEqual([]);
+    expect(await log.events(task.id, undefined, 0)).toEqual([]);
+    expect(await log.lastEvent(task.id)).toEqual(first);
+    expect(await log.event(task.id, '1')).toEqual(first);
+    expect(await log.event(task.id, '2')).toBeNull();
+    // A task that is gone has no events, listed or not.
+    expect(await log.lastEvent(randomUUID())).toBeNull();
+    expect(await log.events(randomUUID(), undefined)).toEqual([]);
+  });
+
+  it.each([
+    ['a start', (store: TaskStore, id: string) => store.start(id)],
+    ['a transition', (store: TaskStore, id: string) => store.transition(id, 'cancel')],
+    ['a completion', (store: TaskStore, id: string) => store.completeMany([{ id, result: 1 }])],
+  ])('is written by the first change, %s, before its own event', async (_, change) => {
+    const { store, log } = setUp();
+    const task = newRecord({ statusMessage: 'queued: waiting for a worker' });
+    await store.create(task);
+    await change(store, task.id);
+    const events = await log.events(task.id, undefined);
+    expect(events[0]).toEqual(created(task));
+    expect(events.map((e) => e.id)).toEqual(['1', '2']);
+    expect(events[1]?.statusMessage).not.toBe(task.statusMessage);
+    // The list expires with the task (ttl 60 s).
+    const ttl = await redis.pttl(store.keys.events(task.id));
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('is not written twice for a task whose create wrote the list (an older version)', async () => {
+    const { store, log } = setUp();
+    const task = record();
+    await store.create(task);
+    const entry = { s: 1, st: 'working', m: task.statusMessage, u: task.updatedAt };
+    await redis.rpush(store.keys.events(task.id), JSON.stringify(entry));
+    expect((await store.transition(task.id, 'start')).ok).toBe(true);
+    const events = await log.events(task.id, undefined);
+    expect(events.map((e) => e.id)).toEqual(['1', '2']);
+    expect(events[0]).toEqual(created(task));
   });
 });
 

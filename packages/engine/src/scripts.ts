@@ -38,37 +38,42 @@ end
  */
 
 /**
- * Appends an event to a task's event list; shared by create, start and transition. Events are
- * numbered by the record's `seq` field (1, 2, …: the SSE event ids) and kept in a plain list
- * capped at 1 000 entries. A list, not a stream: Redis 7 gives every stream node a 4 KiB listpack
- * up front, which would multiply the memory of a small task.
+ * Appends an event to a task's event list; shared by start and transition. Events are numbered
+ * by the record's `seq` field (1, 2, …: the SSE event ids) and kept in a plain list capped at
+ * 1 000 entries. A list, not a stream: Redis 7 gives every stream node a 4 KiB listpack up front,
+ * which would multiply the memory of a small task.
+ *
+ * Event 1 (the task as created) is not written by the create: until the first change the record
+ * itself is that state (`TaskLog` reads it from there). The first change writes it to the list
+ * (`seed_events`), from the state it read before writing its own, and the list is made then.
  *
  * `push_event` is given the state the record now has (its callers know it: they just wrote it),
  * so the record is not read back; `append_event` reads it, for callers that do not.
  */
 const APPEND_EVENT = `${COMMON}
-local function push_event(task, events, outbox, channel, id, previous, seq, st, msg, progress, updated, callback, expires_at)
+local function event_entry(seq, st, msg, progress, updated)
   local entry = {s = seq, st = st, m = msg or '', u = tonumber(updated) or 0}
   if progress and progress ~= '' then entry.p = progress end
-  redis.call('RPUSH', events, cjson.encode(entry))
-  if seq == 1 then
-    -- The list is new: it expires with the task (later pushes keep that expiry; keys are
-    -- never evicted alone, since Redis runs with noeviction, as BullMQ requires). The create
-    -- knows when that is; any other first event reads it off the record.
-    if expires_at then
-      redis.call('PEXPIREAT', events, expires_at)
-    else
-      local pttl = redis.call('PTTL', task)
-      if pttl > 0 then redis.call('PEXPIRE', events, pttl) end
-    end
-  elseif seq > 1000 then
-    redis.call('LTRIM', events, -1000, -1)
-  end
-  if previous ~= false and st ~= previous and callback and callback ~= '' then
+  return cjson.encode(entry)
+end
+
+-- Before event 2: event 1 from the state the task was created with (a task an older version
+-- created has it in its list already). The list expires with the task (later pushes keep that
+-- expiry; keys are never evicted alone, since Redis runs with noeviction, as BullMQ requires).
+local function seed_events(task, events, st, msg, progress, updated)
+  if redis.call('EXISTS', events) == 1 then return end
+  redis.call('RPUSH', events, event_entry(1, st, msg, progress, updated))
+  local pttl = redis.call('PTTL', task)
+  if pttl > 0 then redis.call('PEXPIRE', events, pttl) end
+end
+
+local function push_event(task, events, outbox, channel, id, previous, seq, st, msg, progress, updated, callback)
+  redis.call('RPUSH', events, event_entry(seq, st, msg, progress, updated))
+  if seq > 1000 then redis.call('LTRIM', events, -1000, -1) end
+  if st ~= previous and callback and callback ~= '' then
     redis.call('XADD', outbox, '*', 'task', id, 'event', tostring(seq))
   end
-  -- Nobody can be waiting on a task that is only now created.
-  if previous ~= false then redis.call('PUBLISH', channel .. id, tostring(seq)) end
+  redis.call('PUBLISH', channel .. id, tostring(seq))
   return tostring(seq)
 end
 
@@ -86,7 +91,7 @@ end
  * costs Redis less than that costs the API (decision 21). Returns 'ok' ('ok <priority>' under
  * fair share), 'dup <idempotencyValue>', 'full <openTasks>' or 'over <usedBytes> <retryAfterMs>'.
  */
-const CREATE = `${APPEND_EVENT}
+const CREATE = `${COMMON}
 -- Fair share (decision 33): the task's BullMQ priority is its tenant's virtual start time. \`fair\`
 -- is a hash of tenant -> the tag of its last task on this queue, \`head\` the queue's prioritized
 -- set (BullMQ scores it priority * 2^32 + a counter), whose first job's priority is the virtual
@@ -117,7 +122,7 @@ local function fair_priority(fair, head, tenant, step, offset, now_ms, task_pref
   return math.min(math.max(math.ceil(tag), 1) + offset, 2097152)
 end
 
-local function create(task, index, idem, events, outbox, open_set, usage, open_tenants, fair, head, expires_at, member, prune_bound, idem_value, index_ttl, channel, id, cap, now, fields_json)
+local function create(task, index, idem, open_set, usage, open_tenants, fair, head, expires_at, member, prune_bound, idem_value, index_ttl, id, cap, now, fields_json)
   if idem_value ~= '' then
     local existing = redis.call('GET', idem)
     if existing then return 'dup ' .. existing end
@@ -163,42 +168,41 @@ local function create(task, index, idem, events, outbox, open_set, usage, open_t
     redis.call('PEXPIRE', usage, index_ttl)
     redis.call('PEXPIRE', usage .. '-exp', index_ttl)
   end
-  push_event(task, events, outbox, channel, id, false, 1, written['${F.status}'], written['${F.statusMessage}'], written['${F.progress}'], written['${F.updatedAt}'], written['${F.callback}'], expires_at)
   if step > 0 then return 'ok ' .. fair_priority(fair, head, written['${F.tenant}'], step, offset, now, string.sub(task, 1, #task - #id)) end
   return 'ok'
 end
 `;
 
 /**
- * KEYS: task, index, idempotency (or the task key when none), events, outbox, open-tasks set,
- * usage (the tenant's storage budget), the tenants with open tasks, fair-share tags and the
- * queue's prioritized set (both the task key when fair share is off).
- * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, channel,
- * taskId, limits (`<maxOpenTasks> <maxBytes> <fairStep> <priorityOffset>`, 0 = none), now,
- * fields (a JSON array, see CREATE).
+ * KEYS: task, index, idempotency (or the task key when none), open-tasks set, usage (the
+ * tenant's storage budget), the tenants with open tasks, fair-share tags and the queue's
+ * prioritized set (both the task key when fair share is off).
+ * ARGV: expiresAt, indexMember, pruneBound, idempotencyValue ('' = none), indexTtlMs, taskId,
+ * limits (`<maxOpenTasks> <maxBytes> <fairStep> <priorityOffset>`, 0 = none), now, fields (a
+ * JSON array, see CREATE).
  * Returns what `create` returns ('ok <priority>' under fair share).
  */
 export const CREATE_TASK = `${CREATE}
-return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
 `;
 
 /**
  * The creates of several tasks in one call (the submits an API process handled in one turn), each
  * on its own and in order, as by CREATE_TASK: a later one sees the idempotency keys and open
  * tasks of the earlier ones.
- * KEYS: outbox, the tenants with open tasks, then for each task: task, index, idempotency (or the task key),
- * events, open set, usage, fair-share tags, prioritized set.
- * ARGV: channel, now, pruneBound, indexTtlMs, then for each task: expiresAt, indexMember,
+ * KEYS: the tenants with open tasks, then for each task: task, index, idempotency (or the task
+ * key), open set, usage, fair-share tags, prioritized set.
+ * ARGV: now, pruneBound, indexTtlMs, then for each task: expiresAt, indexMember,
  * idempotencyValue, taskId, limits, fields.
  * Returns one reply of `create` per task, in order.
  */
 export const CREATE_MANY = `${CREATE}
 local replies = {}
-local n = (#KEYS - 2) / 8
+local n = (#KEYS - 1) / 7
 for i = 0, n - 1 do
-  local k, a = 2 + i * 8, 4 + i * 6
-  replies[i + 1] = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[1], KEYS[k + 5], KEYS[k + 6], KEYS[2], KEYS[k + 7], KEYS[k + 8],
-    ARGV[a + 1], ARGV[a + 2], ARGV[3], ARGV[a + 3], ARGV[4], ARGV[1], ARGV[a + 4], ARGV[a + 5], ARGV[2], ARGV[a + 6])
+  local k, a = 1 + i * 7, 3 + i * 6
+  replies[i + 1] = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5], KEYS[1], KEYS[k + 6], KEYS[k + 7],
+    ARGV[a + 1], ARGV[a + 2], ARGV[2], ARGV[a + 3], ARGV[3], ARGV[a + 4], ARGV[a + 5], ARGV[1], ARGV[a + 6])
 end
 return replies
 `;
@@ -244,6 +248,7 @@ local function transition(task, events, outbox, guard, append, channel, id, open
     -- Same hash slot as the task key (one prefix), so this is cluster-safe.
     redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
   end
+  if seq == 2 then seed_events(task, events, status, cur[3], cur[4], cur[5]) end
   local eid = push_event(task, events, outbox, channel, id, status, seq, now, msg, progress, updated, cur[6])
   return {'ok', status, eid}
 end
@@ -279,7 +284,7 @@ local channel, open_prefix, st, msg, updated = ARGV[1], ARGV[2], ARGV[3], ARGV[4
 local replies = {}
 for k = 2, #KEYS, 2 do
   local task, events, id, result = KEYS[k], KEYS[k + 1], ARGV[k + 4], ARGV[k + 5]
-  local cur = redis.call('HMGET', task, '${F.status}', '${F.tenant}', '${F.progress}', '${F.callback}', '${F.seq}')
+  local cur = redis.call('HMGET', task, '${F.status}', '${F.tenant}', '${F.progress}', '${F.callback}', '${F.seq}', '${F.statusMessage}', '${F.updatedAt}')
   local status = cur[1]
   if not status then
     replies[#replies + 1] = 'missing'
@@ -287,6 +292,7 @@ for k = 2, #KEYS, 2 do
     replies[#replies + 1] = 'refused ' .. status
   else
     local seq = (tonumber(cur[5]) or 0) + 1
+    if seq == 2 then seed_events(task, events, status, cur[6], cur[3], cur[7]) end
     redis.call('HSET', task, '${F.status}', st, '${F.statusMessage}', msg, '${F.updatedAt}', updated, '${F.result}', result, '${F.seq}', tostring(seq))
     redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
     usage_add(open_prefix .. cur[2] .. ':usage', id, #result)
@@ -305,9 +311,11 @@ return table.concat(replies, ',')
  */
 export const START_TASK = `${APPEND_EVENT}
 local CAN_START = ${luaSet(LIFECYCLE.start.from)}
-local status = redis.call('HGET', KEYS[1], '${F.status}')
+local cur = redis.call('HMGET', KEYS[1], '${F.status}', '${F.statusMessage}', '${F.progress}', '${F.updatedAt}', '${F.seq}')
+local status = cur[1]
 if not status then return {'missing'} end
 if not CAN_START[status] then return {'refused', status} end
+if (tonumber(cur[5]) or 0) == 1 then seed_events(KEYS[1], KEYS[2], status, cur[2], cur[3], cur[4]) end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 append_event(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], status)
 return {'ok', redis.call('HGETALL', KEYS[1])}

@@ -25,7 +25,7 @@ export interface TaskRedis extends Redis {
 /** Defines the scripts on `redis` once (several stores may share a connection). */
 export function defineTaskScripts(redis: Redis): TaskRedis {
   if (!('longrunCreate' in redis)) {
-    redis.defineCommand('longrunCreate', { numberOfKeys: 10, lua: CREATE_TASK });
+    redis.defineCommand('longrunCreate', { numberOfKeys: 8, lua: CREATE_TASK });
     // The number of keys varies with the batch: passed first on each call.
     redis.defineCommand('longrunCreateMany', { lua: CREATE_MANY });
     redis.defineCommand('longrunTransition', { numberOfKeys: 3, lua: TRANSITION_TASK });

@@ -93,14 +93,12 @@ export class TaskStore {
   ): Promise<CreateOutcome> {
     const now = Date.now();
     const item = this.createItem({ record, idempotency, maxOpenTasks, maxBytes, fair: fairTag });
-    const [task, index, idem, events, open, usage, fair, head] = item.keys;
+    const [task, index, idem, open, usage, fair, head] = item.keys;
     const [expiresAt, member, idemValue, id, cap, fields] = item.args;
     const reply = await this.redis.longrunCreate(
       task,
       index,
       idem,
-      events,
-      this.keys.outbox,
       open,
       usage,
       this.keys.openTenants,
@@ -111,7 +109,6 @@ export class TaskStore {
       this.pruneBound(now),
       idemValue,
       this.indexTtl,
-      this.keys.eventsChannel,
       id,
       cap,
       String(now),
@@ -126,13 +123,8 @@ export class TaskStore {
    */
   async createMany(items: readonly CreateItem[]): Promise<CreateOutcome[]> {
     const now = Date.now();
-    const keys: string[] = [this.keys.outbox, this.keys.openTenants];
-    const args: string[] = [
-      this.keys.eventsChannel,
-      String(now),
-      this.pruneBound(now),
-      this.indexTtl,
-    ];
+    const keys: string[] = [this.keys.openTenants];
+    const args: string[] = [String(now), this.pruneBound(now), this.indexTtl];
     for (const item of items) {
       const made = this.createItem(item);
       keys.push(...made.keys);
@@ -142,9 +134,9 @@ export class TaskStore {
     return replies.map(toCreateOutcome);
   }
 
-  /** A create's own keys (task, index, idempotency, events, open set) and arguments. */
+  /** A create's own keys (task, index, idempotency, open set, …) and arguments. */
   private createItem({ record, idempotency, maxOpenTasks = 0, maxBytes = 0, fair }: CreateItem): {
-    keys: [string, string, string, string, string, string, string, string];
+    keys: [string, string, string, string, string, string, string];
     args: [string, string, string, string, string, string];
   } {
     const taskKey = this.keys.task(record.id);
@@ -157,7 +149,6 @@ export class TaskStore {
         taskKey,
         this.keys.index(record.tenant),
         idempotency?.key ?? taskKey,
-        this.keys.events(record.id),
         this.keys.openTasks(record.tenant),
         this.keys.usage(record.tenant),
         fair?.key ?? taskKey,
