@@ -35,6 +35,26 @@ describe('TaskStore.create', () => {
   });
 });
 
+describe('TaskStore.create, what it stores', () => {
+  it('leaves out the fields that hold their defaults; the record reads the same', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const [plain, keyed] = [record(), record()];
+    await store.create(plain);
+    const claim = { key: store.keys.idempotency('t', 'k'), value: `${keyed.id} h` };
+    await store.create(keyed, claim);
+    const fields = Object.keys(await redis.hgetall(store.keys.task(plain.id))).sort();
+    expect(fields).toEqual(
+      ['created', 'input', 'msg', 'seq', 'status', 'tenant', 'ttl', 'type', 'updated'].sort(),
+    );
+    expect(await redis.hget(store.keys.task(keyed.id), 'idem')).toBe(claim.key);
+    expect(await store.get(plain.id)).toEqual(plain);
+    expect(await store.get(keyed.id)).toEqual(keyed);
+    // Set later, they are written then.
+    await store.transition(plain.id, 'cancel', { cancelRequested: true });
+    expect((await store.get(plain.id))?.cancelRequested).toBe(true);
+  });
+});
+
 describe('TaskStore.createMany and CreateBatch', () => {
   it('creates several tasks in one call, each in order, with its own idempotency claim and cap', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);

@@ -32,9 +32,7 @@ export const FIELD = {
   scheduleId: 'schedule',
   /** Bookkeeping, not part of `TaskRecord`: the last event number (SSE ids). */
   seq: 'seq',
-  /** The record's member in its tenant's index. */
-  indexMember: 'ix',
-  /** The idempotency key naming this task, if any ('' when none). */
+  /** The idempotency key naming this task, if any (absent, or '' from older versions, when none). */
   idempotencyKey: 'idem',
 } as const;
 

@@ -141,8 +141,8 @@ export class TaskStore {
   } {
     const taskKey = this.keys.task(record.id);
     const member = indexMember(record.createdAt, record.id);
-    const fields = encodeRecord(record);
-    fields.push(FIELD.indexMember, member, FIELD.idempotencyKey, idempotency?.key ?? '');
+    const fields = createFields(record);
+    if (idempotency) fields.push(FIELD.idempotencyKey, idempotency.key);
     fields.push(FIELD.seq, '1');
     return {
       keys: [
@@ -390,6 +390,28 @@ export class TaskStore {
     );
   }
 }
+
+/**
+ * A new record's fields, flat, less those that hold what an absent field reads as (core's
+ * `decodeRecord`, and the scripts): the id (it is in the key), no cancel asked, not awaiting
+ * input, no answers. Fewer fields to send, decode and store for every task.
+ */
+function createFields(record: TaskRecord): string[] {
+  const all = encodeRecord(record);
+  const fields: string[] = [];
+  for (let i = 0; i + 1 < all.length; i += 2) {
+    const [name, value] = [all[i] as string, all[i + 1] as string];
+    if (name === FIELD.id || DEFAULTS[name] === value) continue;
+    fields.push(name, value);
+  }
+  return fields;
+}
+
+const DEFAULTS: Record<string, string> = {
+  [FIELD.cancelRequested]: '0',
+  [FIELD.awaitingInput]: '0',
+  [FIELD.inputs]: '[]',
+};
 
 /** The status and message an event's row writes. */
 function eventUpdate(event: LifecycleEventName): RecordUpdate {
