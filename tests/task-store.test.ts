@@ -55,6 +55,31 @@ describe('TaskStore.create, what it stores', () => {
   });
 });
 
+describe('TaskStore.createMany under fair share', () => {
+  it("gives each tenant's tasks their turns, within one call and from one call to the next", async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const fair = {
+      key: store.keys.fairShare('tasks'),
+      head: `${store.keys.tenantPrefix}none:prioritized`, // an empty queue: the clock is at 0
+      step: 1,
+      offset: 0,
+    };
+    const call = (tenants: string[]) =>
+      store.createMany(tenants.map((tenant) => ({ record: newRecord({ tenant }), fair })));
+    const turns = (outcomes: { created: boolean; priority?: number }[]) =>
+      outcomes.map((o) => o.priority);
+    expect(turns(await call(['a', 'a', 'b', 'a', 'b']))).toEqual([1, 2, 1, 3, 2]);
+    expect(turns(await call(['b', 'a', 'c']))).toEqual([3, 4, 1]);
+    // Half the weight: two steps per task.
+    const heavy = { ...fair, step: 2 };
+    const last = await store.createMany([
+      { record: newRecord({ tenant: 'd' }), fair: heavy },
+      { record: newRecord({ tenant: 'd' }), fair: heavy },
+    ]);
+    expect(turns(last)).toEqual([2, 4]);
+  });
+});
+
 describe('TaskStore.createMany and CreateBatch', () => {
   it('creates several tasks in one call, each in order, with its own idempotency claim and cap', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
