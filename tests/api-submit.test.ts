@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpClient } from './helpers/http.js';
-import { KEY_B, startInProcessApi, type InProcessApi } from './helpers/service.js';
+import { KEY_A, KEY_B, startInProcessApi, type InProcessApi } from './helpers/service.js';
 
 let api: InProcessApi;
 beforeAll(async () => {
@@ -243,5 +243,44 @@ describe('routes', () => {
     const res = await api.http('GET', '/v2/nothing');
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/problem\+json/);
+  });
+});
+
+describe('the JSON body', () => {
+  /** POSTs raw bytes as tenant alpha, with `headers` over `content-type: application/json`. */
+  const post = async (body: string | Uint8Array, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${api.url}/v1/jobs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', ...headers },
+      body,
+    });
+    const text = await res.text();
+    return { status: res.status, body: JSON.parse(text) as Record<string, unknown> };
+  };
+  const codeOf = (res: { body: Record<string, unknown> }) => String(res.body.type).split('/').pop();
+  const echo = (input: unknown) => JSON.stringify({ type: 'echo', input });
+
+  it('is read as UTF-8, whole, with or without a byte order mark or a charset', async () => {
+    const input = { text: 'héllo ✓ 👩‍💻 \u0000 "q"', n: 1 };
+    for (const [body, headers] of [
+      [echo(input), {}],
+      [`\ufeff${echo(input)}`, {}],
+      [` \n${echo(input)}\t`, { 'content-type': 'application/json; charset=UTF-8' }],
+      [Buffer.from(echo(input)), { 'content-type': 'application/json;charset=utf-8' }],
+    ] as const) {
+      const res = await post(body, headers);
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      const task = await api.store.get(res.body.taskId as string);
+      expect(task?.input).toEqual(input);
+    }
+  });
+
+  it('must be an object or an array (strict JSON), else 400 entity-parse-failed', async () => {
+    for (const body of ['"a string"', '42', 'null', '   ', '{"type":', '{"a":1}x']) {
+      const res = await post(body);
+      expect([body, res.status, codeOf(res)]).toEqual([body, 400, 'entity-parse-failed']);
+    }
+    const array = await post('[1]');
+    expect([array.status, codeOf(array)]).toEqual([400, 'invalid-request']);
   });
 });
