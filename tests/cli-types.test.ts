@@ -137,9 +137,11 @@ describe('longrun types', { timeout: 60_000 }, () => {
     expect(down.code, show(down)).toBe(4);
     expect(down.stderr).toMatch(/ECONNREFUSED/);
 
-    const nowhere = await longrun(['types', '--typescript', '--out', join(dir, 'no/such/dir.ts')]);
+    // A folder is made as needed (next test), but not inside a file.
+    writeFileSync(join(dir, 'a-file'), '');
+    const nowhere = await longrun(['types', '--typescript', '--out', join(dir, 'a-file/dir.ts')]);
     expect(nowhere.code, show(nowhere)).toBe(4);
-    expect(nowhere.stderr).toMatch(/Cannot write .*no\/such\/dir\.ts/);
+    expect(nowhere.stderr).toMatch(/Cannot write .*a-file\/dir\.ts/);
   });
 
   it('--typescript --out writes a module that types submits in a strict project', async () => {
@@ -156,6 +158,14 @@ describe('longrun types', { timeout: 60_000 }, () => {
     expect(code).toMatch(/^export type SleepInput = \{\n {2}ms: number;\n\};$/m);
     expect(code).toContain('"sleep": { input: SleepInput };');
     expect(code).not.toMatch(/\binterface\b/);
+
+    // Into a folder that is not there yet: made, as code generators do.
+    const nested = join(dir, 'src', 'generated', 'longrun.ts');
+    const made = await longrun(['types', '--typescript', '--out', nested], {
+      LONGRUN_URL: api.url,
+    });
+    expect(made.code, show(made)).toBe(0);
+    expect(readFileSync(nested, 'utf8').split('\n').slice(1)).toEqual(code.split('\n').slice(1));
 
     // Without --out the same module goes to stdout.
     const printed = await longrun(['types', '--typescript']);

@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import {
   createClient,
   isTerminal,
@@ -197,9 +198,13 @@ const commands: Record<CommandName, Command> = {
       io.stdout.write(code);
       return EXIT.ok;
     }
-    await writeFile(values.out, code).catch((error: Error) => {
-      throw new Error(`Cannot write ${values.out}: ${error.message}`);
-    });
+    const out = values.out;
+    // Into a folder not made yet (src/generated/…), as code generators do.
+    await mkdir(dirname(out), { recursive: true })
+      .then(() => writeFile(out, code))
+      .catch((error: Error) => {
+        throw new Error(`Cannot write ${out}: ${error.message}`);
+      });
     const count = `${jobTypes.length} job type${jobTypes.length === 1 ? '' : 's'}`;
     io.stdout.write(`wrote ${count} to ${values.out}\n`);
     return EXIT.ok;
