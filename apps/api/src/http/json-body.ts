@@ -113,7 +113,7 @@ function readJson(req: Request, length: number, done: (err?: unknown) => void): 
 }
 
 /** The first character that is not JSON whitespace. */
-const FIRST_CHAR = /^[\x20\x09\x0a\x0d]*([^\x20\x09\x0a\x0d])/;
+const FIRST_CHAR = /^[ \t\n\r]*([^ \t\n\r])/;
 
 /** An error as body-parser makes them: an HTTP status and a `type` the error handler knows. */
 function bodyError(status: number, type: string, message: string): Error {
