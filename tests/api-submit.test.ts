@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpClient } from './helpers/http.js';
 import { KEY_A, KEY_B, startInProcessApi, type InProcessApi } from './helpers/service.js';
@@ -282,5 +283,17 @@ describe('the JSON body', () => {
     }
     const array = await post('[1]');
     expect([array.status, codeOf(array)]).toEqual([400, 'invalid-request']);
+  });
+
+  it('is refused past 64 levels, however short, plain or compressed', async () => {
+    const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+    const deepest = await post(nested(64)); // 128 bytes: deep enough, and only an array
+    expect([deepest.status, codeOf(deepest)]).toEqual([400, 'invalid-request']);
+    const deeper = await post(nested(65)); // 130 bytes
+    expect([deeper.status, codeOf(deeper)]).toEqual([400, 'too-deep']);
+    const zipped = gzipSync(nested(500));
+    expect(zipped.length).toBeLessThan(130);
+    const compressed = await post(zipped, { 'content-encoding': 'gzip' });
+    expect([compressed.status, codeOf(compressed)]).toEqual([400, 'too-deep']);
   });
 });

@@ -41,9 +41,13 @@ export function jsonBody({ optional = false } = {}) {
         code: 'unsupported-media-type',
       });
     }
+    // Sent as it is, in UTF-8 (nearly every body): read here, else by body-parser.
+    const plain = length > 0 && plainUtf8(req);
     const parsed = (err?: unknown) => {
       if (err) return next(err);
-      if (depthExceeds(req.body, MAX_DEPTH)) {
+      // Each level takes two bytes at least (`[` and `]`): a short plain body is not walked.
+      const short = plain && length < 2 * (MAX_DEPTH + 1);
+      if (!short && depthExceeds(req.body, MAX_DEPTH)) {
         return next(
           new Problem({
             status: 400,
@@ -55,7 +59,7 @@ export function jsonBody({ optional = false } = {}) {
       }
       next();
     };
-    if (length > 0 && plainUtf8(req)) readJson(req, length, parsed);
+    if (plain) readJson(req, length, parsed);
     else parseJson(req, res, parsed);
   };
 }

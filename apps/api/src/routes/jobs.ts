@@ -17,6 +17,7 @@ import {
 import type { BatchItemOutcome, TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
 import { jsonBody } from '../http/json-body.js';
+import { sendJson } from '../http/send-json.js';
 import { failure, invalidProblem, submitProblem } from '../http/outcomes.js';
 import { serveEvents } from '../http/sse.js';
 
@@ -75,7 +76,7 @@ export function addJobRoutes(
       .setHeader('Location', `${JOBS_PATH}/${outcome.task.taskId}`)
       .setHeader('Retry-After', String(retryAfter()));
     if (outcome.kind === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
-    res.json(outcome.task);
+    sendJson(res, outcome.task);
   });
 
   // Up to 100 submits in one request: each item answered on its own, in order (207).
