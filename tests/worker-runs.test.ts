@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { TaskLog, taskKeys } from '@longrun/engine';
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
 import { startInProcessApi, startWorker, type InProcessApi, oneShard } from './helpers/service.js';
@@ -41,9 +42,10 @@ async function finished(a: InProcessApi, id: string, status = 'completed') {
 }
 
 /** The statusMessage of every event of a task, oldest first. */
+/** The task's status messages, event by event (as SSE replays them: event 1 may be the record's). */
 async function messages(redis: Redis, prefix: string, id: string): Promise<string[]> {
-  const entries = await redis.lrange(`${prefix}:events:${id}`, 0, -1);
-  return entries.map((e) => (JSON.parse(e) as { m: string }).m);
+  const events = await new TaskLog(redis, taskKeys(prefix)).events(id, undefined, 1000);
+  return events.map((e) => e.statusMessage);
 }
 
 const redis = new Redis(inject('redisUrl'));
