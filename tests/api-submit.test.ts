@@ -271,7 +271,8 @@ describe('the JSON body', () => {
     ] as const) {
       const res = await post(body, headers);
       expect(res.status, JSON.stringify(res.body)).toBe(202);
-      const task = await api.store.get(res.body.taskId as string);
+      const id = res.body.taskId as string;
+      const task = await api.engine.shardOf(id).store.get(id); // any shard, as the suite runs
       expect(task?.input).toEqual(input);
     }
   });
