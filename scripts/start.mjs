@@ -99,3 +99,14 @@ async function stop(code = 0) {
 }
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
+// A supervisor stopping `npm start` signals npm alone: npm passes SIGTERM to the shell it runs
+// this script in, which exits without passing it on. So under npm a parent gone counts as a stop
+// too (checked twice a second), or the API, the worker and Redis would run on, orphaned.
+if (process.env.npm_lifecycle_event) {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (stopping || process.ppid === parent) return;
+    say('the process that started this one is gone: stopping');
+    void stop(0);
+  }, 500).unref();
+}
