@@ -29,7 +29,8 @@ export class CreateBatch extends TurnBatch<CreateItem, CreateOutcome> {
 
   protected send(items: CreateItem[]): Promise<CreateOutcome[]> {
     const [first] = items;
-    return items.length === 1 && first
+    // A create with its job goes as the batched script, which alone adds jobs.
+    return items.length === 1 && first && !first.job
       ? this.store
           .create(first.record, first.idempotency, first.maxOpenTasks, first.maxBytes, first.fair)
           .then((outcome) => [outcome])

@@ -1,4 +1,5 @@
 import { FIELD as F, LIFECYCLE, TERMINAL_STATUSES } from '@longrun/core';
+import { ADD_KEYS, BULLMQ_ADD_LUA } from './bullmq-add.js';
 
 /** A Lua table literal `{['a'] = true, …}` of the given statuses. */
 function luaSet(statuses: readonly string[]): string {
@@ -148,13 +149,15 @@ local function create(task, index, idem, open_set, usage, open_tenants, fair, he
     local existing = redis.call('GET', idem)
     if existing then return 'dup ' .. existing end
   end
-  -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
-  if first_time('prune ', open_set) then redis.call('ZREMRANGEBYSCORE', open_set, '-inf', now) end
+  -- Redis refuses a script past maxmemory only at its first write, and only if that write is
+  -- one that can grow memory: so nothing before the first SET or HSET below writes (a prune
+  -- would let the record, and the job after it, in past maxmemory). Open tasks are counted
+  -- without those that expired unfinished, which the prune further down removes.
   local limits = {}
   for word in string.gmatch(cap, '%S+') do limits[#limits + 1] = tonumber(word) end
   local limit, budget, step, offset = limits[1], limits[2], limits[3], limits[4]
   if limit > 0 then
-    local open = redis.call('ZCARD', open_set)
+    local open = redis.call('ZCOUNT', open_set, '(' .. now, '+inf')
     if open >= limit then return 'full ' .. open end
   end
   if budget > 0 then
@@ -180,6 +183,8 @@ local function create(task, index, idem, open_set, usage, open_tenants, fair, he
     redis.call('ZREMRANGEBYLEX', index, prune_bound, '+')
     redis.call('PEXPIRE', index, index_ttl)
   end
+  -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
+  if first_time('prune ', open_set) then redis.call('ZREMRANGEBYSCORE', open_set, '-inf', now) end
   redis.call('ZADD', open_set, expires_at, id)
   if first_time('open ', open_set) then
     redis.call('PEXPIRE', open_set, index_ttl)
@@ -193,7 +198,10 @@ local function create(task, index, idem, open_set, usage, open_tenants, fair, he
     redis.call('PEXPIRE', usage, index_ttl)
     redis.call('PEXPIRE', usage .. '-exp', index_ttl)
   end
-  if step > 0 then return 'ok ' .. fair_priority(fair, head, written['${F.tenant}'], step, offset, now, string.sub(task, 1, #task - #id)) end
+  if step > 0 then
+    local priority = fair_priority(fair, head, written['${F.tenant}'], step, offset, now, string.sub(task, 1, #task - #id))
+    return 'ok ' .. priority, priority
+  end
   return 'ok'
 end
 `;
@@ -214,20 +222,48 @@ return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEY
 /**
  * The creates of several tasks in one call (the submits an API process handled in one turn), each
  * on its own and in order, as by CREATE_TASK: a later one sees the idempotency keys and open
- * tasks of the earlier ones.
+ * tasks of the earlier ones. A task created here may have its BullMQ job added in the same step,
+ * by BullMQ's own add script (see bullmq-add.ts), after its record; under fair share the job's
+ * priority is set in its options first.
  * KEYS: the tenants with open tasks, then for each task: task, index, idempotency (or the task
- * key), open set, usage, fair-share tags, prioritized set.
- * ARGV: now, pruneBound, indexTtlMs, then for each task: expiresAt, indexMember,
- * idempotencyValue, taskId, limits, fields.
+ * key), open set, usage, fair-share tags, prioritized set; then the jobs' key groups (ADD_KEYS
+ * keys each: the queue keys of one add script, shared by the jobs of one queue).
+ * ARGV: now, pruneBound, indexTtlMs, the number of tasks, then for each task: expiresAt,
+ * indexMember, idempotencyValue, taskId, limits, fields, and its job: '' (none) or the add
+ * script's tag and key group (`p1`), then BullMQ's three arguments (packed arguments, data,
+ * packed options; '' when no job).
  * Returns one reply of `create` per task, in order.
  */
 export const CREATE_MANY = `${CREATE}
+${BULLMQ_ADD_LUA}
+local groups = {}
+local function add_job(job, priority, base, packed, data, opts)
+  local tag, g = string.sub(job, 1, 1), tonumber(string.sub(job, 2))
+  local keys = groups[g]
+  if not keys then
+    keys = {}
+    for j = 1, ${ADD_KEYS} do keys[j] = KEYS[base + (g - 1) * ${ADD_KEYS} + j] end
+    groups[g] = keys
+  end
+  if priority then
+    local o = cmsgpack.unpack(opts)
+    o['priority'] = priority
+    opts = cmsgpack.pack(o)
+  end
+  bullmq_add(tag, keys, {packed, data, opts})
+end
+
 local replies = {}
-local n = (#KEYS - 1) / 7
+local n = tonumber(ARGV[4])
+local base = 1 + n * 7
 for i = 0, n - 1 do
-  local k, a = 1 + i * 7, 3 + i * 6
-  replies[i + 1] = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5], KEYS[1], KEYS[k + 6], KEYS[k + 7],
+  local k, a = 1 + i * 7, 4 + i * 10
+  local reply, priority = create(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5], KEYS[1], KEYS[k + 6], KEYS[k + 7],
     ARGV[a + 1], ARGV[a + 2], ARGV[2], ARGV[a + 3], ARGV[3], ARGV[a + 4], ARGV[a + 5], ARGV[1], ARGV[a + 6])
+  if ARGV[a + 7] ~= '' and string.sub(reply, 1, 2) == 'ok' then
+    add_job(ARGV[a + 7], priority, base, ARGV[a + 8], ARGV[a + 9], ARGV[a + 10])
+  end
+  replies[i + 1] = reply
 end
 return replies
 `;

@@ -1,6 +1,7 @@
 import { Job, Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { TaskRecord } from '@longrun/core';
+import { captureAdd, type JobAdd } from './bullmq-add.js';
 import { classifyRedisError, guard } from './errors.js';
 import { QUEUE_NAME, queueNameFor, taskKeys, WEBHOOK_QUEUE_NAME } from './keys.js';
 import type { TaskJobData } from './worker/job-data.js';
@@ -62,7 +63,7 @@ function jobOptions(
   record: JobRecord,
   definition: JobPlacement,
   opts: EnqueueOptions,
-): JobsOptions {
+): JobsOptions & { jobId: string } {
   const attempts = definition.attempts ?? 1;
   const priority = opts.priority ?? record.priority;
   // A delayed task's job waits in BullMQ's delayed set until its time (re-added ones too).
@@ -174,6 +175,25 @@ export class TaskQueue {
   ): Promise<void> {
     const queue = definition.queue ? this.queueNamed(queueNameFor(definition)) : this.queue;
     await queue.add(definition.name, jobData(record, opts), jobOptions(record, definition, opts));
+  }
+
+  /**
+   * The add `enqueue` would send, built and not sent, for the create script to run once the
+   * record is stored (see bullmq-add.ts); `undefined` when the job must be added by `enqueue`.
+   * With `fairShare` the job is prioritized, its priority set by the create.
+   */
+  prepare(
+    record: JobRecord,
+    definition: JobPlacement,
+    opts: EnqueueOptions & { fairShare?: boolean } = {},
+  ): JobAdd | undefined {
+    const queue = definition.queue ? this.queueNamed(queueNameFor(definition)) : this.queue;
+    const options = jobOptions(
+      record,
+      definition,
+      opts.fairShare ? { ...opts, priority: 1 } : opts,
+    );
+    return captureAdd(queue, definition.name, jobData(record, opts), options);
   }
 
   /** Removes a job that is not running (waiting, delayed, parked). `false` if it could not be. */

@@ -13,7 +13,7 @@ import {
 /** A connection with longrun's scripts defined on it (ioredis sends each by hash, EVALSHA). */
 export interface TaskRedis extends Redis {
   longrunCreate(...args: (string | number)[]): Promise<string>;
-  longrunCreateMany(numberOfKeys: number, ...args: string[]): Promise<string[]>;
+  longrunCreateMany(numberOfKeys: number, ...args: (string | Buffer)[]): Promise<string[]>;
   longrunTransition(...args: (string | number)[]): Promise<string[]>;
   longrunCompleteMany(numberOfKeys: number, ...args: (string | number)[]): Promise<string>;
   longrunForget(...args: (string | number)[]): Promise<string[]>;

@@ -15,6 +15,7 @@ import {
   type TaskRecord,
   type TaskStatus,
 } from '@longrun/core';
+import type { JobAdd } from './bullmq-add.js';
 import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
 import { defineTaskScripts, type TaskRedis } from './task-redis.js';
 
@@ -42,6 +43,11 @@ export interface CreateItem {
   maxBytes?: number;
   /** Fair share: where the task's BullMQ priority comes from (none: no priority is made). */
   fair?: FairTag | undefined;
+  /**
+   * The task's BullMQ job, added by the create once the record is stored (`TaskQueue.prepare`);
+   * under fair share with the priority the create gives. None: the caller adds the job.
+   */
+  job?: JobAdd | undefined;
 }
 
 /** The inputs of a task's fair-share priority (see `fair_priority` in the create script). */
@@ -124,12 +130,33 @@ export class TaskStore {
   async createMany(items: readonly CreateItem[]): Promise<CreateOutcome[]> {
     const now = Date.now();
     const keys: string[] = [this.keys.openTenants];
-    const args: string[] = [String(now), this.pruneBound(now), this.indexTtl];
+    const args: (string | Buffer)[] = [
+      String(now),
+      this.pruneBound(now),
+      this.indexTtl,
+      String(items.length),
+    ];
+    // The jobs' key groups: one per add script and queue, numbered from 1 in the order met.
+    const groups = new Map<string, number>();
+    const groupKeys: string[] = [];
     for (const item of items) {
       const made = this.createItem(item);
       keys.push(...made.keys);
       args.push(...made.args);
+      const job = item.job;
+      if (!job) {
+        args.push('', '', '', '');
+        continue;
+      }
+      const id = `${job.tag} ${job.keys[0]}`;
+      let group = groups.get(id);
+      if (group === undefined) {
+        groups.set(id, (group = groups.size + 1));
+        groupKeys.push(...job.keys);
+      }
+      args.push(`${job.tag}${group}`, ...job.args);
     }
+    keys.push(...groupKeys);
     const replies = await this.redis.longrunCreateMany(keys.length, ...keys, ...args);
     return replies.map(toCreateOutcome);
   }

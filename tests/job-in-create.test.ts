@@ -1,0 +1,144 @@
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { TaskQueue, TaskStore, type JobPlacement } from '@longrun/engine';
+import { newRecord } from './helpers/records.js';
+import { uniquePrefix } from './helpers/service.js';
+
+// The create script adds the task's BullMQ job with BullMQ's own add script (decision 39): the
+// job it writes must be the one `Queue.add` writes, whatever the add (standard, prioritized,
+// delayed, its own queue), and a refused create must add none.
+
+const redis = new Redis(inject('redisUrl'));
+afterAll(() => redis.quit());
+
+const echo: JobPlacement = { name: 'echo' };
+const own: JobPlacement = { name: 'render', queue: 'render', attempts: 3, backoffMs: 500 };
+
+function setup() {
+  const prefix = uniquePrefix();
+  const store = new TaskStore(redis, prefix, 86_400_000);
+  const jobs = new TaskQueue({ connection: redis, prefix, types: new Map([['render', own]]) });
+  return { prefix, store, jobs };
+}
+
+/**
+ * A job as Redis holds it, less what differs between two adds: its time, its id, and its delay
+ * (counted from each add's own now) to the second.
+ */
+async function jobOf(jobs: TaskQueue, placement: JobPlacement, id: string) {
+  const queue = jobs.queueFor(placement.name);
+  const { timestamp, opts, delay, ...rest } = await redis.hgetall(queue.toKey(id));
+  const seconds = (ms: string) => String(Math.round(Number(ms) / 1000));
+  return {
+    ...rest,
+    delay: seconds(delay ?? ''),
+    opts: opts?.replace(id, '<id>').replace(/"delay":(\d+)/, (_, ms: string) => seconds(ms)),
+    timestamp: timestamp ? 'set' : 'missing',
+    state: await queue.getJobState(id),
+  };
+}
+
+/** The events the queue's stream holds for a job, oldest first. */
+async function eventsOf(jobs: TaskQueue, placement: JobPlacement, id: string) {
+  const entries = await redis.xrange(jobs.queueFor(placement.name).toKey('events'), '-', '+');
+  return entries
+    .map(([, fields]) => Object.fromEntries(fieldPairs(fields)))
+    .filter((e) => e.jobId === id)
+    .map((e) => e.event);
+}
+
+function fieldPairs(fields: string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i < fields.length; i += 2) pairs.push([fields[i]!, fields[i + 1]!]);
+  return pairs;
+}
+
+describe('the job added by the create', () => {
+  it('is the job Queue.add writes: standard, prioritized, delayed, and on its own queue', async () => {
+    const cases: { placement: JobPlacement; overrides: { priority?: number; runAt?: number } }[] = [
+      { placement: echo, overrides: {} },
+      { placement: echo, overrides: { priority: 4 } },
+      { placement: echo, overrides: { runAt: Date.now() + 30_000 } },
+      { placement: own, overrides: { priority: 2 } },
+    ];
+    for (const { placement, overrides } of cases) {
+      const { store, jobs } = setup();
+      const [viaCreate, viaAdd] = [newRecord(overrides), newRecord(overrides)];
+      viaAdd.input = viaCreate.input = { n: 7, text: 'same' };
+      viaAdd.createdAt = viaCreate.createdAt;
+      const job = jobs.prepare(viaCreate, placement);
+      expect(job?.tag).toBe(overrides.runAt ? 'd' : overrides.priority ? 'p' : 's');
+      expect(await store.createMany([{ record: viaCreate, job }])).toEqual([{ created: true }]);
+      await store.create(viaAdd);
+      await jobs.enqueue(viaAdd, placement);
+
+      const [a, b] = [
+        await jobOf(jobs, placement, viaCreate.id),
+        await jobOf(jobs, placement, viaAdd.id),
+      ];
+      expect(a.timestamp).toBe('set');
+      // The data differs in nothing but what each record holds (the same input and expiry).
+      expect(a).toEqual(b);
+      expect(await eventsOf(jobs, placement, viaCreate.id)).toEqual(
+        await eventsOf(jobs, placement, viaAdd.id),
+      );
+      expect(a.state).toBe(
+        overrides.runAt ? 'delayed' : overrides.priority ? 'prioritized' : 'waiting',
+      );
+    }
+  });
+
+  it("under fair share carries the create's priority, in the job's field, options and score", async () => {
+    const { store, jobs } = setup();
+    const queue = jobs.queueFor('echo');
+    const fair = {
+      key: store.keys.fairShare(queue.name),
+      head: queue.toKey('prioritized'),
+      step: 1,
+      offset: 0,
+    };
+    const records = ['a', 'a', 'b', 'a'].map((tenant) => newRecord({ tenant }));
+    const outcomes = await store.createMany(
+      records.map((record) => ({
+        record,
+        fair,
+        job: jobs.prepare(record, echo, { fairShare: true }),
+      })),
+    );
+    expect(outcomes.map((o) => ('priority' in o ? o.priority : undefined))).toEqual([1, 2, 1, 3]);
+    for (const [i, record] of records.entries()) {
+      const job = await queue.getJob(record.id);
+      const priority = outcomes[i] && 'priority' in outcomes[i] ? outcomes[i].priority : -1;
+      expect(job?.priority).toBe(priority);
+      expect(job?.opts.priority).toBe(priority);
+      expect(job?.data).toMatchObject({ tenant: record.tenant, input: record.input });
+    }
+    // BullMQ's order: a's first, b's first, a's second, a's third.
+    const order = await redis.zrange(queue.toKey('prioritized'), 0, -1);
+    expect(order).toEqual([records[0]!.id, records[2]!.id, records[1]!.id, records[3]!.id]);
+  });
+
+  it('is not added when the create is refused (a claimed key, a full tenant)', async () => {
+    const { store, jobs } = setup();
+    const [first, again, capped, over] = [
+      newRecord(),
+      newRecord(),
+      newRecord({ tenant: 'c' }),
+      newRecord({ tenant: 'c' }),
+    ];
+    const claim = (id: string) => ({ key: store.keys.idempotency('t', 'k'), value: `${id} h` });
+    const outcomes = await store.createMany([
+      { record: first, idempotency: claim(first.id), job: jobs.prepare(first, echo) },
+      { record: again, idempotency: claim(again.id), job: jobs.prepare(again, echo) },
+      { record: capped, maxOpenTasks: 1, job: jobs.prepare(capped, echo) },
+      { record: over, maxOpenTasks: 1, job: jobs.prepare(over, echo) },
+    ]);
+    expect(outcomes.map((o) => o.created)).toEqual([true, false, true, false]);
+    const queue = jobs.queueFor('echo');
+    expect(await queue.getJobState(first.id)).toBe('waiting');
+    expect(await queue.getJobState(capped.id)).toBe('waiting');
+    expect(await queue.getJobState(again.id)).toBe('unknown');
+    expect(await queue.getJobState(over.id)).toBe('unknown');
+    expect(await queue.getWaitingCount()).toBe(2);
+  });
+});
