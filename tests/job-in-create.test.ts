@@ -1,15 +1,21 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { TaskQueue, TaskStore, type JobPlacement } from '@longrun/engine';
+import { httpClient } from './helpers/http.js';
+import { startApp } from './helpers/processes.js';
 import { newRecord } from './helpers/records.js';
-import { uniquePrefix } from './helpers/service.js';
+import { API_KEYS, KEY_A, registerTypes, uniquePrefix } from './helpers/service.js';
 
 // The create script adds the task's BullMQ job with BullMQ's own add script (decision 39): the
 // job it writes must be the one `Queue.add` writes, whatever the add (standard, prioritized,
 // delayed, its own queue), and a refused create must add none.
 
 const redis = new Redis(inject('redisUrl'));
-afterAll(() => redis.quit());
+const cleanup: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const done of cleanup) await done();
+  await redis.quit();
+});
 
 const echo: JobPlacement = { name: 'echo' };
 const own: JobPlacement = { name: 'render', queue: 'render', attempts: 3, backoffMs: 500 };
@@ -140,5 +146,45 @@ describe('the job added by the create', () => {
     expect(await queue.getJobState(again.id)).toBe('unknown');
     expect(await queue.getJobState(over.id)).toBe('unknown');
     expect(await queue.getWaitingCount()).toBe(2);
+  });
+});
+
+describe('a submit on the API process (Node, and Bun in the second pass)', () => {
+  it('is one script call: the job comes with the record, not after it', async () => {
+    const prefix = uniquePrefix();
+    await registerTypes(redis, prefix);
+    const api = await startApp('api', {
+      REDIS_URL: inject('redisUrl'),
+      LONGRUN_PREFIX: prefix,
+      LONGRUN_API_KEYS: API_KEYS,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LONGRUN_RATE_LIMIT_RPS: '0', // its counter is a script of its own
+    });
+    cleanup.push(() => api.stop());
+    const http = httpClient(`http://127.0.0.1:${api.ready.port as number}`, KEY_A);
+    // The first submit may load the scripts (EVALSHA, NOSCRIPT, EVAL): the second is counted.
+    expect((await http('POST', '/v1/jobs', { body: { type: 'echo', input: {} } })).status).toBe(
+      202,
+    );
+    const monitor = await redis.duplicate().monitor();
+    cleanup.push(() => monitor.disconnect() as unknown as Promise<void>);
+    const scripts: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const [command = ''] = args;
+      if (/^eval/i.test(command) && args.some((a) => a.includes(prefix))) scripts.push(args);
+    });
+    const res = await http('POST', '/v1/jobs', { body: { type: 'echo', input: { n: 1 } } });
+    expect(res.status, res.text).toBe(202);
+    const id = res.body.taskId as string;
+    // MONITOR reports a command once it has run: the job exists, so its script was seen.
+    await new Promise((r) => setTimeout(r, 200));
+    const seen = scripts.map((a) => a.slice(0, 5).join(' '));
+    expect(seen, seen.join('\n')).toHaveLength(1);
+    const [call] = scripts;
+    expect(call!.some((a) => a.endsWith(`:task:${id}`))).toBe(true);
+    expect(call!.some((a) => a.endsWith(':tasks:prioritized'))).toBe(true); // BullMQ's keys
+    const job = await redis.keys(`${prefix}*:tasks:${id}`);
+    expect(job).toHaveLength(1);
   });
 });
