@@ -276,7 +276,31 @@ describe('the sweep', () => {
     for (let i = 0; i < 4; i++) again += await sweep();
     expect(again).toBe(0);
     // beta's only task finished: its open set is gone, and so is beta from the walk.
-    expect((await redis.smembers(`${prefix}:open-tenants`)).sort()).toEqual(['alpha', 'gamma']);
+    expect(await redis.zrange(`${prefix}:open-tenant-names`, 0, -1)).toEqual(['alpha', 'gamma']);
+  });
+
+  it('reads the tenants a page of names at a time, and takes over the plain set of an older version', async () => {
+    const prefix = uniquePrefix();
+    await registerTypes(redis, prefix);
+    const store = new TaskStore(redis, prefix, 86_400_000);
+    // More tenants than one page of names (100), one open task each; ids in name order.
+    const tenants = Array.from({ length: 230 }, (_, i) => `t${String(i).padStart(3, '0')}`);
+    const records = tenants.map((tenant) => newRecord({ tenant, ttlMs: 3_600_000 }));
+    for (let i = 0; i < records.length; i += 50) {
+      const outcomes = await store.createMany(
+        records.slice(i, i + 50).map((record) => ({ record })),
+      );
+      expect(outcomes.every((o) => o.created)).toBe(true);
+    }
+    // Every third tenant as the version before left it: in the plain set only.
+    const old = tenants.filter((_, i) => i % 3 === 0);
+    await redis.zrem(`${prefix}:open-tenant-names`, ...old);
+    await redis.sadd(`${prefix}:open-tenants`, ...old);
+    const r = await reconciler(prefix, 500);
+    expect((await r.sweep(Date.now() + 1000)).requeue).toBe(230);
+    for (const { id } of records) expect(await redis.exists(`${prefix}:tasks:${id}`)).toBe(1);
+    expect(await redis.exists(`${prefix}:open-tenants`)).toBe(0);
+    expect(await redis.zrange(`${prefix}:open-tenant-names`, 0, -1)).toEqual(tenants);
   });
 
   it('takes over what an older version left in the set of every open task', async () => {
@@ -287,7 +311,7 @@ describe('the sweep', () => {
     const finished = (await orphans(store, 'old', 1))[0] as string;
     expect((await store.transition(finished, 'complete')).ok).toBe(true);
     // As a version before the set of tenants left them: every open task in one sorted set.
-    await redis.del(`${prefix}:open-tenants`);
+    await redis.del(`${prefix}:open-tenant-names`);
     await redis.zadd(`${prefix}:open`, ...[...open, finished].flatMap((id) => [0, id]));
     const r = await reconciler(prefix, 2);
     const later = Date.now() + 1000;
@@ -298,7 +322,7 @@ describe('the sweep', () => {
     }
     expect(requeued).toBe(4);
     expect(await redis.exists(`${prefix}:open`)).toBe(0);
-    expect(await redis.smembers(`${prefix}:open-tenants`)).toEqual(['old']);
+    expect(await redis.zrange(`${prefix}:open-tenant-names`, 0, -1)).toEqual(['old']);
     for (const id of open) expect(await redis.exists(`${prefix}:tasks:${id}`)).toBe(1);
   });
 });

@@ -35,10 +35,13 @@ export interface TaskKeys {
   /** `openTasks(tenant)` is this + tenant + ':open' (Lua builds it from the record's tenant). */
   tenantPrefix: string;
   /**
-   * The tenants that may have open tasks (a set the create fills): the reconciler walks their
-   * open sets, and drops a tenant whose open set is gone.
+   * The tenants that may have open tasks (a sorted set of names, every score 0, that the create
+   * fills): the reconciler walks their open sets in name order, a page of names at a time, and
+   * drops a tenant whose open set is gone.
    */
   openTenants: string;
+  /** The same as a plain set, as the version before filled it: the reconciler drains it. */
+  legacyOpenTenants: string;
   /**
    * Every open task of every tenant (a sorted set of ids), which creates filled before
    * `openTenants` took its place: the reconciler drains what an older version left in it.
@@ -86,7 +89,8 @@ export function taskKeys(prefix: string, channelPrefix = prefix): TaskKeys {
     openTasks: (tenant) => `${prefix}:tenant:${tenant}:open`,
     usage: (tenant) => `${prefix}:tenant:${tenant}:usage`,
     tenantPrefix: `${prefix}:tenant:`,
-    openTenants: `${prefix}:open-tenants`,
+    openTenants: `${prefix}:open-tenant-names`,
+    legacyOpenTenants: `${prefix}:open-tenants`,
     legacyAllOpen: `${prefix}:open`,
     fairShare: (queue) => `${prefix}:fair:${queue}`,
     reconcilerLock: `${prefix}:reconciler:lock`,

@@ -10,7 +10,7 @@ import {
 } from '@longrun/core';
 import { taskKeys, type TaskKeys } from './keys.js';
 import type { JobTypeDirectory } from './registry/job-type-directory.js';
-import { DROP_IDLE_TENANT } from './scripts.js';
+import { DRAIN_LEGACY_TENANTS, DROP_IDLE_TENANT } from './scripts.js';
 import { TaskQueue } from './task-queue.js';
 import { TaskStore } from './task-store.js';
 import type { TaskWorkerLogger } from './worker/job-data.js';
@@ -48,6 +48,9 @@ const CHECK_FIELDS = [
   FIELD.priority,
   FIELD.runAt,
 ] as const;
+
+/** Tenant names read per step of the walk. */
+const TENANT_PAGE = 100;
 
 /** Where a sweep stopped: a tenant, and the last entry of its open set it took. */
 interface WalkCursor {
@@ -167,25 +170,37 @@ export class Reconciler {
   }
 
   /**
-   * Up to `batch` open-set entries after `cursor`, tenant after tenant in a fixed order, and
-   * where the next sweep goes on (none: the walk reached the end and starts over). A tenant
-   * whose open set is gone leaves the set of tenants on the way.
+   * Up to `batch` open-set entries after `cursor`, tenant after tenant in name order (read a page
+   * of names at a time, so a sweep never reads every tenant), and where the next sweep goes on
+   * (none: the walk reached the end and starts over). A tenant whose open set is gone leaves the
+   * tenants on the way.
    */
   private async walk(
     cursor: WalkCursor | undefined,
     batch: number,
   ): Promise<{ entries: Entry[]; next: WalkCursor | undefined }> {
-    const tenants = (await this.opts.connection.smembers(this.keys.openTenants)).sort();
     const entries: Entry[] = [];
-    const first = cursor ? tenants.findIndex((t) => t >= cursor.tenant) : 0;
-    for (const tenant of first < 0 ? [] : tenants.slice(first)) {
-      const after = cursor?.tenant === tenant ? cursor : undefined;
-      const page = await this.openPage(tenant, after, batch - entries.length);
-      for (const id of page.ids) entries.push({ id, tenant });
-      if (!page.more && !after && page.ids.length === 0) await this.dropIfIdle(tenant);
-      if (entries.length >= batch) return { entries, next: page.last ?? after };
+    // From the cursor's own tenant, which may hold more entries after the cursor.
+    let from = cursor ? `[${cursor.tenant}` : '-';
+    for (;;) {
+      const tenants = await this.opts.connection.zrangebylex(
+        this.keys.openTenants,
+        from,
+        '+',
+        'LIMIT',
+        0,
+        TENANT_PAGE,
+      );
+      for (const tenant of tenants) {
+        const after = cursor?.tenant === tenant ? cursor : undefined;
+        const page = await this.openPage(tenant, after, batch - entries.length);
+        for (const id of page.ids) entries.push({ id, tenant });
+        if (!page.more && !after && page.ids.length === 0) await this.dropIfIdle(tenant);
+        if (entries.length >= batch) return { entries, next: page.last ?? after };
+      }
+      if (tenants.length < TENANT_PAGE) return { entries, next: undefined };
+      from = `(${tenants[tenants.length - 1]}`;
     }
-    return { entries, next: undefined };
   }
 
   /**
@@ -237,12 +252,20 @@ export class Reconciler {
   }
 
   /**
-   * Moves what an older version left in the set of every open task (`legacyAllOpen`) over to
-   * the walk: the tenants of the open ones join the set of tenants (their open sets already
-   * hold them), and the batch leaves the old set, which is gone once empty.
+   * Moves what older versions left over to the walk: the plain set of tenants (its names join
+   * the sorted one), and the set of every open task (`legacyAllOpen`: the tenants of the open
+   * ones join, their open sets already hold them). Each leaves its old key a batch at a time;
+   * the keys are gone once empty.
    */
   private async drainLegacy(batch: number): Promise<void> {
     const redis = this.opts.connection;
+    await redis.eval(
+      DRAIN_LEGACY_TENANTS,
+      2,
+      this.keys.legacyOpenTenants,
+      this.keys.openTenants,
+      String(batch),
+    );
     const ids = await redis.zrange(this.keys.legacyAllOpen, 0, batch - 1);
     if (ids.length === 0) return;
     const pipeline = redis.pipeline();
@@ -254,7 +277,9 @@ export class Reconciler {
       if (tenant && status && !TERMINAL_STATUSES.includes(status as TaskStatus))
         tenants.add(tenant);
     }
-    if (tenants.size > 0) await redis.sadd(this.keys.openTenants, ...tenants);
+    if (tenants.size > 0) {
+      await redis.zadd(this.keys.openTenants, ...[...tenants].flatMap((t) => [0, t]));
+    }
     await redis.zrem(this.keys.legacyAllOpen, ...ids);
   }
 

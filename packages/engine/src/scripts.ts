@@ -189,7 +189,7 @@ local function create(task, index, idem, open_set, usage, open_tenants, fair, he
   if first_time('open ', open_set) then
     redis.call('PEXPIRE', open_set, index_ttl)
     -- The reconciler walks the open sets of these tenants (it drops a tenant whose set is gone).
-    redis.call('SADD', open_tenants, written['${F.tenant}'])
+    redis.call('ZADD', open_tenants, 0, written['${F.tenant}'])
   end
   if budget > 0 then
     redis.call('HSET', usage, id, #fields_json)
@@ -461,5 +461,15 @@ return {'ok'}
  */
 export const DROP_IDLE_TENANT = `
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-return redis.call('SREM', KEYS[1], ARGV[1])
+return redis.call('ZREM', KEYS[1], ARGV[1])
+`;
+
+/**
+ * Moves up to ARGV[1] tenants from the plain set an older version filled (KEYS[1]) into the
+ * sorted set of tenant names (KEYS[2]), in one step, so none is lost between the two.
+ */
+export const DRAIN_LEGACY_TENANTS = `
+local names = redis.call('SPOP', KEYS[1], tonumber(ARGV[1]))
+for _, name in ipairs(names) do redis.call('ZADD', KEYS[2], 0, name) end
+return #names
 `;
