@@ -308,6 +308,38 @@ describe('idempotency', () => {
   });
 });
 
+describe('idempotency of a schedule create', () => {
+  it('retries a create whose answer was lost with the same key: one schedule, not two', async () => {
+    const sentKeys: string[] = [];
+    let dropped: string | undefined;
+    const fetch: FetchLike = async (input, init) => {
+      const res = await globalThis.fetch(input, init);
+      if (init?.method === 'POST') {
+        sentKeys.push(new Headers(init.headers).get('idempotency-key')!);
+        if (dropped === undefined) {
+          dropped = ((await res.json()) as { scheduleId: string }).scheduleId;
+          throw new TypeError('fetch failed', { cause: new Error('socket hang up') });
+        }
+      }
+      return res;
+    };
+    const client = createClient<typeof jobTypes>({
+      baseUrl: api.url,
+      apiKey: KEY_A,
+      fetch,
+      retry: { minDelayMs: 10 },
+    });
+    const marker = randomUUID();
+    const schedule = await client.createSchedule('echo', { marker }, { everyMs: 3_600_000 });
+    expect(schedule.scheduleId).toBe(dropped);
+    expect(sentKeys).toHaveLength(2);
+    expect(sentKeys[1]).toBe(sentKeys[0]);
+    const mine = (await lr.listSchedules()).filter((s) => s.input.marker === marker);
+    expect(mine.map((s) => s.scheduleId)).toEqual([dropped]);
+    await lr.deleteSchedule(schedule.scheduleId);
+  });
+});
+
 describe('errors', () => {
   it('rejects a wrong key with a LongrunError 401 carrying the problem', async () => {
     const client = createClient({ baseUrl: api.url, apiKey: 'not-a-key-at-all-0000' });

@@ -187,6 +187,49 @@ describe('schedules on one API', { timeout: 60_000 }, () => {
     expect((await api.http('POST', '/v1/schedules', { body })).status).toBe(201);
   });
 
+  it('with an Idempotency-Key a repeated create is the same schedule; another body is 422; a delete frees the key', async () => {
+    await deleteAll();
+    const body = { type: 'echo', input: { n: 2 }, cron: '0 6 * * *' };
+    const headers = { 'idempotency-key': `schedule-${Date.now()}` };
+    const create = (b: unknown = body, http = api.http) =>
+      http('POST', '/v1/schedules', { body: b, headers });
+    const first = await create();
+    expect(first.status, first.text).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const again = await create();
+    expect(again.status, again.text).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expect(again.body).toEqual(first.body);
+    // Repeats racing each other: still the one schedule.
+    const burst = await Promise.all(Array.from({ length: 5 }, () => create()));
+    expect(new Set(burst.map((r) => r.body.scheduleId))).toEqual(new Set([first.body.scheduleId]));
+    expect((await api.http('GET', '/v1/schedules')).body.schedules).toHaveLength(1);
+
+    const other = await create({ ...body, input: { n: 3 } });
+    expect(other.status, other.text).toBe(422);
+    expect(other.body).toMatchObject({ type: '/problems/idempotency-key-reused', status: 422 });
+    // Another tenant's same key is a key of its own.
+    const beta = httpClient(api.url, KEY_B);
+    const theirs = await create(body, beta);
+    expect(theirs.status, theirs.text).toBe(201);
+    expect(theirs.body.scheduleId).not.toBe(first.body.scheduleId);
+    expect((await beta('DELETE', `/v1/schedules/${theirs.body.scheduleId}`)).status).toBe(204);
+
+    // Deleted, the schedule lets its key go: the same create makes a new one.
+    expect((await api.http('DELETE', `/v1/schedules/${first.body.scheduleId}`)).status).toBe(204);
+    const fresh = await create();
+    expect(fresh.status, fresh.text).toBe(201);
+    expect(fresh.headers.get('idempotent-replayed')).toBeNull();
+    expect(fresh.body.scheduleId).not.toBe(first.body.scheduleId);
+    const malformed = await api.http('POST', '/v1/schedules', {
+      body,
+      headers: { 'idempotency-key': 'with space' },
+    });
+    expect(malformed.status, malformed.text).toBe(400);
+    expect((await api.http('GET', '/v1/schedules')).body.schedules).toHaveLength(1);
+  });
+
   it("each tick is an ordinary task of the tenant, listed with the schedule's id", async () => {
     await deleteAll();
     const created = await api.http('POST', '/v1/schedules', {

@@ -258,8 +258,11 @@ function paths(jobTypes: string, minEveryMs: number): Json {
           `zone, or runs closer than ${minEveryMs} ms apart are \`400\`; the type and input are`,
           'checked as a submit checks them (unknown type `400`, input that does not match `422`).',
           'A tick whose submit is refused later (the input no longer matches, a tenant cap) makes',
-          'no task and sets `lastError`.',
+          'no task and sets `lastError`. With `Idempotency-Key`, a create retried with the same body',
+          'within a day gets the same schedule back (`Idempotent-Replayed`), never a second one;',
+          'deleting the schedule frees the key.',
         ].join(' '),
+        parameters: [ref('parameters', 'IdempotencyKey')],
         requestBody: {
           required: true,
           content: {
@@ -271,12 +274,18 @@ function paths(jobTypes: string, minEveryMs: number): Json {
         },
         responses: {
           '201': {
-            description: 'Stored; `nextRunAt` is when its first tick is due.',
-            headers: { Location: ref('headers', 'ScheduleLocation') },
+            description:
+              'Stored; `nextRunAt` is when its first tick is due (or, with `Idempotent-Replayed`, the schedule this key created before).',
+            headers: {
+              Location: ref('headers', 'ScheduleLocation'),
+              'Idempotent-Replayed': ref('headers', 'IdempotentReplayed'),
+            },
             content: { 'application/json': { schema: ref('schemas', 'Schedule') } },
           },
           '400': ref('responses', 'BadRequest'),
-          '409': problem('The tenant has as many schedules as allowed (`LONGRUN_MAX_SCHEDULES`).'),
+          '409': problem(
+            'The tenant has as many schedules as allowed (`LONGRUN_MAX_SCHEDULES`), or the schedule for this `Idempotency-Key` is being removed (retry).',
+          ),
           '422': ref('responses', 'UnprocessableContent'),
           ...common,
           ...body,
@@ -669,7 +678,7 @@ function parameters(): Json {
       in: 'header',
       required: false,
       description:
-        'Same key + same body (per tenant) returns the same task and runs it once; same key + another body is `422`.',
+        'Same key + same body (per tenant) returns the same task, run once (on a schedule create: the same schedule); same key + another body is `422`.',
       schema: jsonSchema(idempotencyKeySchema, 'input'),
     },
     LastEventId: {

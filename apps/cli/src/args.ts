@@ -17,7 +17,7 @@ Usage
   longrun types --typescript [--out <file>]
                                 their inputs as TypeScript, for createClient<LongrunJobTypes>()
   longrun schedules create <type> (--cron <pattern> [--tz <zone>] | --every-ms <n>)
-                [--input <json>] [--ttl-ms <n>] [--run-timeout-ms <n>]
+                [--input <json>] [--ttl-ms <n>] [--run-timeout-ms <n>] [--idempotency-key <key>]
                                 submit <type> on every tick, as your tenant; prints its id
   longrun schedules list        your schedules, with their next run
   longrun schedules get <id>    one schedule, with its next run and last task
@@ -27,7 +27,8 @@ Options
   --input <json>            job input or answer; @file reads a file, - reads stdin
   --wait                    (submit) wait for the task after submitting it
   --timeout-ms <n>          (submit --wait, wait) stop waiting after n ms (exit 5)
-  --idempotency-key <key>   (submit) same key, same input: the same task, run once
+  --idempotency-key <key>   (submit) same key, same input: the same task, run once;
+                            (schedules create) the same schedule, never a second
   --ttl-ms <n>              (submit, schedules create) keep the task this long after creation
   --delay-ms <n>            (submit) start it no sooner than n ms from now ("scheduled" until then)
   --run-at <iso>            (submit) start it no sooner than this time, e.g. 2026-12-24T08:00:00Z
@@ -123,7 +124,7 @@ const COMMANDS = {
   types: { args: [], options: ['typescript', 'out'] },
   'schedules create': {
     args: ['type'],
-    options: ['input', 'cron', 'tz', 'every-ms', 'ttl-ms', 'run-timeout-ms'],
+    options: ['input', 'cron', 'tz', 'every-ms', 'ttl-ms', 'run-timeout-ms', 'idempotency-key'],
   },
   'schedules list': { args: [], options: [] },
   'schedules get': { args: ['id'], options: [] },

@@ -223,6 +223,7 @@ const commands: Record<CommandName, Command> = {
       ...timing,
       ttlMs: integer(values['ttl-ms'], 'ttl-ms'),
       timeoutMs: integer(values['run-timeout-ms'], 'run-timeout-ms'),
+      idempotencyKey: values['idempotency-key'],
       signal: io.interrupt,
     });
     if (values.json) io.stdout.write(pretty(schedule));

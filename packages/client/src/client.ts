@@ -80,6 +80,12 @@ export type CreateScheduleOptions = (
   ttlMs?: number;
   /** How long each run may take (no more than the job type's own timeout). */
   timeoutMs?: number;
+  /**
+   * Makes the create safe to repeat for a day: the same key with the same schedule gets the
+   * same schedule back, never a second one. A random one is sent when none is given, so the
+   * client's own retries are safe; give your own to repeat the call yourself.
+   */
+  idempotencyKey?: string;
   signal?: AbortSignal;
 };
 
@@ -151,8 +157,8 @@ export interface LongrunClient<C extends JobTypeMap = JobTypeMap> {
   /**
    * Creates a schedule: each tick of `cron` or `everyMs` submits `type` with `input` for you, an
    * ordinary task whose handle carries the schedule's `scheduleId` (`list({ scheduleId })`).
-   * Not retried on a network error (a retry could make a second schedule): check
-   * `listSchedules()` before creating it again.
+   * Retried on network errors, 429 and 503 with the same Idempotency-Key, so a retry never makes
+   * a second schedule.
    */
   createSchedule<T extends JobTypeName<C>>(
     type: T,
@@ -319,9 +325,9 @@ export function createClient<C extends JobTypeMap = JobTypeMap>(
         method: 'POST',
         path: 'v1/schedules',
         body,
+        headers: { 'idempotency-key': opts.idempotencyKey ?? randomUUID() },
         signal: opts.signal,
-        // Not retried: a create carries no idempotency key, so a repeat could make a second one.
-        retry: false,
+        retry: true, // safe: every attempt carries the same Idempotency-Key
         schema: scheduleSchema,
       });
       return reply.data;

@@ -75,6 +75,8 @@ export interface TaskKeys {
   schedule(id: string): string;
   /** The tenant's schedules: a sorted set of schedule id by creation time. */
   schedules(tenant: string): string;
+  /** A schedule create's Idempotency-Key: `<scheduleId> <body hash>`, for a day. */
+  scheduleIdempotency(tenant: string, keyHash: string): string;
 }
 
 /**
@@ -107,6 +109,7 @@ export function taskKeys(prefix: string, channelPrefix = prefix): TaskKeys {
     jobTypesChannel: `${channelPrefix}:jobtypes:changed`,
     schedule: (id) => `${prefix}:schedule:${id}`,
     schedules: (tenant) => `${prefix}:tenant:${tenant}:schedules`,
+    scheduleIdempotency: (tenant, keyHash) => `${prefix}:schedule-idem:${tenant}:${keyHash}`,
   };
 }
 

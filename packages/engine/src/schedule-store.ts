@@ -13,6 +13,13 @@ export interface ScheduleSpec {
   timeoutMs?: number;
 }
 
+/** An Idempotency-Key's claim on a schedule create: its key, `<id> <body hash>`, how long. */
+export interface ScheduleClaim {
+  key: string;
+  value: string;
+  ttlMs: number;
+}
+
 /** A stored schedule: its owner, its spec, and what its last tick did. */
 export interface ScheduleRecord {
   id: string;
@@ -24,6 +31,9 @@ export interface ScheduleRecord {
   /** Why the last tick made no task. */
   lastError?: { message: string; at: number };
 }
+
+/** The hash field naming the schedule's Idempotency-Key claim, if it was created with one. */
+const FIELD_IDEM = 'idem';
 
 /** The hash fields of a schedule (`<prefix>:schedule:<id>`). */
 const FIELD = {
@@ -37,17 +47,40 @@ const FIELD = {
 
 /**
  * Adds a schedule unless its tenant has `max` (ARGV[1]; 0: no cap) already: the count and the
- * write in one step, so concurrent creates cannot pass the cap together. Returns -1 when added,
- * else the tenant's count. KEYS: the tenant's index, the schedule's hash. ARGV: max, score,
- * id, then the hash's fields and values.
+ * write in one step, so concurrent creates cannot pass the cap together; with an Idempotency-Key
+ * (ARGV[4], '' for none) it is claimed in the same step, unless claimed already. Nothing is
+ * written before the first SET or HSET (Redis refuses a script past maxmemory only at its first
+ * write). Returns 'ok', 'full <count>' or 'dup <claim's value>'. KEYS: the tenant's index, the
+ * schedule's hash, the claim (the hash again when none). ARGV: max, score, id, claim value,
+ * claim ttl (ms), then the hash's fields and values.
  */
 const ADD = `
+if ARGV[4] ~= '' then
+  local existing = redis.call('GET', KEYS[3])
+  if existing then return 'dup ' .. existing end
+end
 local max = tonumber(ARGV[1])
 local count = redis.call('ZCARD', KEYS[1])
-if max > 0 and count >= max then return count end
-redis.call('HSET', KEYS[2], unpack(ARGV, 4))
+if max > 0 and count >= max then return 'full ' .. count end
+if ARGV[4] ~= '' then
+  redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[5])
+  redis.call('HSET', KEYS[2], '${FIELD_IDEM}', KEYS[3])
+end
+redis.call('HSET', KEYS[2], unpack(ARGV, 6))
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-return -1
+return 'ok'
+`;
+
+/**
+ * Removes a schedule, its index entry and its Idempotency-Key's claim, in one step (a replay
+ * never finds a claim whose schedule is gone). KEYS: the hash, the tenant's index. ARGV: the id.
+ */
+const REMOVE = `
+local claim = redis.call('HGET', KEYS[1], '${FIELD_IDEM}')
+if claim then redis.call('DEL', claim) end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
 `;
 
 /**
@@ -72,11 +105,17 @@ export class ScheduleStore {
     private readonly keys: TaskKeys,
   ) {}
 
-  /** Stores a new schedule; `{ added: false, count }` when its tenant has `max` already. */
+  /**
+   * Stores a new schedule: `{ added: false, count }` when its tenant has `max` already,
+   * `{ added: false, claimed }` (the claim's value) when `claim.key` was claimed before.
+   */
   async add(
     record: ScheduleRecord,
     max: number,
-  ): Promise<{ added: true } | { added: false; count: number }> {
+    claim?: ScheduleClaim,
+  ): Promise<
+    { added: true } | { added: false; count: number } | { added: false; claimed: string }
+  > {
     const fields = [
       FIELD.tenant,
       record.tenant,
@@ -87,15 +126,21 @@ export class ScheduleStore {
     ];
     const reply = (await this.redis.eval(
       ADD,
-      2,
+      3,
       this.keys.schedules(record.tenant),
       this.keys.schedule(record.id),
+      claim?.key ?? this.keys.schedule(record.id),
       String(max),
       String(record.createdAt),
       record.id,
+      claim?.value ?? '',
+      String(claim?.ttlMs ?? 0),
       ...fields,
-    )) as number;
-    return reply === -1 ? { added: true } : { added: false, count: reply };
+    )) as string;
+    if (reply === 'ok') return { added: true };
+    if (reply.startsWith('dup ')) return { added: false, claimed: reply.slice(4) };
+    if (reply.startsWith('full ')) return { added: false, count: Number(reply.slice(5)) };
+    throw new Error(`unexpected reply to a schedule add: ${reply}`);
   }
 
   /** The schedule, or `null` when there is none of this id. */
@@ -123,12 +168,15 @@ export class ScheduleStore {
     return found;
   }
 
-  /** Removes the schedule and its index entry. */
+  /** Removes the schedule, its index entry and its Idempotency-Key's claim. */
   async remove(record: Pick<ScheduleRecord, 'id' | 'tenant'>): Promise<void> {
-    await Promise.all([
-      this.redis.del(this.keys.schedule(record.id)),
-      this.redis.zrem(this.keys.schedules(record.tenant), record.id),
-    ]);
+    await this.redis.eval(
+      REMOVE,
+      2,
+      this.keys.schedule(record.id),
+      this.keys.schedules(record.tenant),
+      record.id,
+    );
   }
 
   /** A tick made (or found, when redelivered) this task. No-op if the schedule is gone. */

@@ -79,27 +79,37 @@ export function submitProblem(
         retryAfter: Math.max(1, Math.ceil(outcome.retryAfterMs / 1000)),
       });
     case 'keyReused':
-      return new Problem({
+    case 'keyInFlux':
+      return idempotencyProblem(outcome.kind, 'task');
+  }
+}
+
+/** An Idempotency-Key used with another body (`422`), or whose task or schedule is in flux. */
+export function idempotencyProblem(
+  kind: 'keyReused' | 'keyInFlux',
+  what: 'task' | 'schedule',
+): Problem {
+  return kind === 'keyReused'
+    ? new Problem({
         status: 422,
         title: 'Idempotency-Key reused',
         detail: 'This Idempotency-Key was used with a different request body',
         code: 'idempotency-key-reused',
-      });
-    case 'keyInFlux':
-      return new Problem({
+      })
+    : new Problem({
         status: 409,
         title: 'Idempotent request in flux',
-        detail: 'The task for this Idempotency-Key is being created or removed; retry',
+        detail: `The ${what} for this Idempotency-Key is being created or removed; retry`,
         code: 'idempotency-conflict',
         retryAfter: 1,
       });
-  }
 }
 
 /** The problem for a schedule create refused for a reason other than its body. */
 export function scheduleProblem(
-  outcome: Extract<CreateScheduleOutcome, { kind: 'tooManySchedules' }>,
+  outcome: Extract<CreateScheduleOutcome, { kind: 'tooManySchedules' | 'keyReused' | 'keyInFlux' }>,
 ): Problem {
+  if (outcome.kind !== 'tooManySchedules') return idempotencyProblem(outcome.kind, 'schedule');
   return new Problem({
     status: 409,
     title: 'Too many schedules',

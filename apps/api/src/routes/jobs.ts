@@ -8,7 +8,6 @@ import type {
 } from 'express';
 import {
   fieldErrors,
-  idempotencyKeySchema,
   isTerminal,
   Problem,
   resultQuerySchema,
@@ -16,6 +15,7 @@ import {
 } from '@longrun/core';
 import type { BatchItemOutcome, TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
+import { idempotencyKey } from '../http/idempotency-key.js';
 import { jsonBody } from '../http/json-body.js';
 import { sendJson } from '../http/send-json.js';
 import { failure, invalidProblem, submitProblem } from '../http/outcomes.js';
@@ -213,19 +213,6 @@ function batchItemProblem(
     default:
       return submitProblem(outcome, retryAfter);
   }
-}
-
-function idempotencyKey(req: Request): string | undefined {
-  const raw = req.headers['idempotency-key'];
-  if (raw === undefined) return undefined;
-  const parsed = idempotencyKeySchema.safeParse(raw);
-  if (!parsed.success) {
-    throw badRequest(
-      'Invalid Idempotency-Key header',
-      fieldErrors(parsed.error, 'Idempotency-Key'),
-    );
-  }
-  return parsed.data;
 }
 
 function badRequest(detail: string, errors: { path: string; message: string }[]): Problem {

@@ -1,6 +1,7 @@
 import type { IRouter, Request, RequestHandler, Response } from 'express';
 import { scheduleNotFound } from '@longrun/core';
 import type { TaskEngine } from '@longrun/engine';
+import { idempotencyKey } from '../http/idempotency-key.js';
 import { jsonBody } from '../http/json-body.js';
 import { invalidProblem, scheduleProblem } from '../http/outcomes.js';
 
@@ -23,9 +24,13 @@ export function addScheduleRoutes(
   const tenantOf = (res: Response) => res.locals.tenant as string;
 
   router.post(COLLECTION, ...before, jsonBody(), async (req, res) => {
-    const outcome = await engine.createSchedule(tenantOf(res), req.body);
+    const outcome = await engine.createSchedule(tenantOf(res), req.body, {
+      idempotencyKey: idempotencyKey(req),
+    });
     if (outcome.kind === 'invalid') throw invalidProblem(outcome);
-    if (outcome.kind !== 'created') throw scheduleProblem(outcome);
+    if (outcome.kind !== 'created' && outcome.kind !== 'replayed') throw scheduleProblem(outcome);
+    // A retried create gets the first one's answer, marked as such (as a submit does).
+    if (outcome.kind === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
     // A schedule id is a UUID: nothing in the path needs encoding.
     res
       .status(201)

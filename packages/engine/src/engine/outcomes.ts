@@ -84,6 +84,12 @@ export type DeletePushConfigOutcome = { kind: 'deleted' | 'absent' } | NotFound;
 
 export type CreateScheduleOutcome =
   | { kind: 'created'; schedule: Schedule }
+  /** The Idempotency-Key was used before with this body: the schedule it created. */
+  | { kind: 'replayed'; schedule: Schedule }
+  /** The Idempotency-Key was used before with another body. */
+  | { kind: 'keyReused' }
+  /** The Idempotency-Key's schedule is being removed: retry. */
+  | { kind: 'keyInFlux' }
   | Invalid
   /** The tenant has as many schedules as it may (`cap`). */
   | { kind: 'tooManySchedules'; schedules: number; cap: number };

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Queue, type JobSchedulerTemplateOptions, type RepeatOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
@@ -8,10 +8,11 @@ import {
   type CreateScheduleRequest,
   type Schedule,
 } from '@longrun/core';
-import { SCHEDULE_QUEUE_NAME, taskKeys } from '../keys.js';
+import { SCHEDULE_QUEUE_NAME, taskKeys, type TaskKeys } from '../keys.js';
 import type { JobTypeDirectory } from '../registry/job-type-directory.js';
 import { ScheduleStore, type ScheduleRecord, type ScheduleSpec } from '../schedule-store.js';
 import { checkScheduleTiming, DEFAULT_SCHEDULE_TZ } from '../schedule-timing.js';
+import { stableJson } from '../stable-json.js';
 import type { TaskWorkerLogger } from '../worker/job-data.js';
 import {
   invalid,
@@ -43,6 +44,12 @@ export interface SchedulesDeps {
 }
 
 /**
+ * How long a schedule create's Idempotency-Key holds (a day, as long as a client would retry);
+ * deleting the schedule releases it at once.
+ */
+const SCHEDULE_IDEMPOTENCY_TTL_MS = 86_400_000;
+
+/**
  * How each tick job is kept: a tick that fails on Redis is tried again (its idempotency key
  * makes a retry find the first try's task); finished ticks are not kept.
  */
@@ -67,8 +74,11 @@ export class Schedules {
   private readonly schema: ReturnType<typeof createScheduleRequestSchema>;
   private ticker: ScheduleTicker | undefined;
 
+  private readonly keys: TaskKeys;
+
   constructor(private readonly deps: SchedulesDeps) {
-    this.store = new ScheduleStore(deps.connection, taskKeys(deps.prefix));
+    this.keys = taskKeys(deps.prefix);
+    this.store = new ScheduleStore(deps.connection, this.keys);
     this.queue = new Queue(SCHEDULE_QUEUE_NAME, {
       connection: deps.connection,
       prefix: deps.prefix,
@@ -82,7 +92,11 @@ export class Schedules {
    * Validates the schedule as a submit of its task would be (unknown type `400`, input that does
    * not match `422`), and its timing; stores it, then starts its job scheduler.
    */
-  async create(tenant: string, body: unknown): Promise<CreateScheduleOutcome> {
+  async create(
+    tenant: string,
+    body: unknown,
+    opts: { idempotencyKey?: string | undefined } = {},
+  ): Promise<CreateScheduleOutcome> {
     const parsed = this.schema.safeParse(body);
     if (!parsed.success) {
       return invalid(400, 'The request body is invalid', fieldErrors(parsed.error));
@@ -100,7 +114,15 @@ export class Schedules {
       spec: specOf(request),
     };
     const { redis } = this.deps;
-    const added = await redis(() => this.store.add(record, this.deps.maxPerTenant));
+    const claim = opts.idempotencyKey
+      ? {
+          key: this.keys.scheduleIdempotency(tenant, sha256(opts.idempotencyKey)),
+          value: `${record.id} ${sha256(stableJson(request))}`,
+          ttlMs: SCHEDULE_IDEMPOTENCY_TTL_MS,
+        }
+      : undefined;
+    const added = await redis(() => this.store.add(record, this.deps.maxPerTenant, claim));
+    if ('claimed' in added) return this.replay(tenant, added.claimed, claim?.value ?? '');
     if (!added.added) {
       return { kind: 'tooManySchedules', schedules: added.count, cap: this.deps.maxPerTenant };
     }
@@ -119,6 +141,22 @@ export class Schedules {
       throw error;
     }
     return { kind: 'created', schedule: view(record, await this.nextRunAt(record.id)) };
+  }
+
+  /**
+   * The key was claimed before: the same body gets the first schedule back; another body is
+   * `keyReused`. A claim whose schedule is gone is one being removed (the claim goes with it).
+   */
+  private async replay(
+    tenant: string,
+    claimed: string,
+    ours: string,
+  ): Promise<CreateScheduleOutcome> {
+    const [id = '', hash] = claimed.split(' ');
+    if (hash !== ours.split(' ')[1]) return { kind: 'keyReused' };
+    const record = await this.owned(tenant, id);
+    if (!record) return { kind: 'keyInFlux' };
+    return { kind: 'replayed', schedule: view(record, await this.nextRunAt(id)) };
   }
 
   /** The schedule, with when it runs next. */
@@ -255,4 +293,8 @@ function view(record: ScheduleRecord, nextRunAt: number | null): Schedule {
       ? { lastError: { message: record.lastError.message, at: iso(record.lastError.at) } }
       : {}),
   };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }

@@ -515,10 +515,15 @@ export class TaskEngine {
 
   /**
    * Creates a recurring task: each tick of its `cron` or `everyMs` submits `{type, input, ttlMs?,
-   * timeoutMs?}` for the tenant, as `submit` would, the task carrying the schedule's id.
+   * timeoutMs?}` for the tenant, as `submit` would, the task carrying the schedule's id. With an
+   * `idempotencyKey`, a retry of the same create gets the same schedule back (`replayed`).
    */
-  createSchedule(tenant: string, body: unknown): Promise<CreateScheduleOutcome> {
-    return this.schedules.create(tenant, body);
+  createSchedule(
+    tenant: string,
+    body: unknown,
+    opts: { idempotencyKey?: string | undefined } = {},
+  ): Promise<CreateScheduleOutcome> {
+    return this.schedules.create(tenant, body, opts);
   }
 
   /** The tenant's schedules, newest first, each with when it runs next. */
