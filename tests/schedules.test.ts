@@ -383,7 +383,7 @@ describe('schedules on one API', { timeout: 60_000 }, () => {
         child.on('close', (code) => done({ code, stdout, stderr })),
       );
     };
-    const created = await longrun([
+    const create = [
       'schedules',
       'create',
       'echo',
@@ -391,10 +391,17 @@ describe('schedules on one API', { timeout: 60_000 }, () => {
       '{"from":"cli"}',
       '--every-ms',
       '1000',
-    ]);
+      '--idempotency-key',
+      `cli-${Date.now()}`,
+    ];
+    const created = await longrun(create);
     expect(created.code, created.stderr).toBe(0);
     const id = created.stdout.trim();
     expect(id).toMatch(UUID);
+    // Run again with its key: the same schedule, not a second one.
+    const repeated = await longrun(create);
+    expect(repeated.code, repeated.stderr).toBe(0);
+    expect(repeated.stdout.trim()).toBe(id);
 
     const list = await longrun(['schedules', 'list']);
     expect(list.code, list.stderr).toBe(0);
