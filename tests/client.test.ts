@@ -279,63 +279,55 @@ describe('idempotency', () => {
   });
 
   it('retries a submit whose answer was lost with the same key: one task, not two', async () => {
-    const sentKeys: string[] = [];
-    let dropped: string | undefined;
-    // The first answer is read and then thrown away, as if the connection died on its way back.
-    const fetch: FetchLike = async (input, init) => {
-      const res = await globalThis.fetch(input, init);
-      if (init?.method === 'POST') {
-        sentKeys.push(new Headers(init.headers).get('idempotency-key')!);
-        if (dropped === undefined) {
-          dropped = ((await res.json()) as TaskHandle).taskId;
-          throw new TypeError('fetch failed', { cause: new Error('socket hang up') });
-        }
-      }
-      return res;
-    };
-    const client = createClient<typeof jobTypes>({
-      baseUrl: api.url,
-      apiKey: KEY_A,
-      fetch,
-      retry: { minDelayMs: 10 },
-    });
-    const task = await client.submit('echo', { once: true });
-    expect(dropped).toEqual(expect.any(String));
-    expect(task.taskId).toBe(dropped);
-    expect(sentKeys).toHaveLength(2);
-    expect(sentKeys[1]).toBe(sentKeys[0]);
-    expect(sentKeys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    const lost = losingFirstAnswer((body) => (body as TaskHandle).taskId);
+    const task = await lost.client.submit('echo', { once: true });
+    expect(lost.dropped).toEqual(expect.any(String));
+    expect(task.taskId).toBe(lost.dropped);
+    expect(lost.sentKeys).toHaveLength(2);
+    expect(lost.sentKeys[1]).toBe(lost.sentKeys[0]);
+    expect(lost.sentKeys[0]).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 
+/**
+ * A client whose first POST is answered, its answer read (`idOf` takes the id from it) and then
+ * thrown away, as if the connection died on its way back; every POST's Idempotency-Key is kept.
+ */
+function losingFirstAnswer(idOf: (body: unknown) => string) {
+  const lost: { sentKeys: string[]; dropped: string | undefined } = {
+    sentKeys: [],
+    dropped: undefined,
+  };
+  const fetch: FetchLike = async (input, init) => {
+    const res = await globalThis.fetch(input, init);
+    if (init?.method === 'POST') {
+      lost.sentKeys.push(new Headers(init.headers).get('idempotency-key')!);
+      if (lost.dropped === undefined) {
+        lost.dropped = idOf(await res.json());
+        throw new TypeError('fetch failed', { cause: new Error('socket hang up') });
+      }
+    }
+    return res;
+  };
+  const client = createClient<typeof jobTypes>({
+    baseUrl: api.url,
+    apiKey: KEY_A,
+    fetch,
+    retry: { minDelayMs: 10 },
+  });
+  return Object.assign(lost, { client });
+}
+
 describe('idempotency of a schedule create', () => {
   it('retries a create whose answer was lost with the same key: one schedule, not two', async () => {
-    const sentKeys: string[] = [];
-    let dropped: string | undefined;
-    const fetch: FetchLike = async (input, init) => {
-      const res = await globalThis.fetch(input, init);
-      if (init?.method === 'POST') {
-        sentKeys.push(new Headers(init.headers).get('idempotency-key')!);
-        if (dropped === undefined) {
-          dropped = ((await res.json()) as { scheduleId: string }).scheduleId;
-          throw new TypeError('fetch failed', { cause: new Error('socket hang up') });
-        }
-      }
-      return res;
-    };
-    const client = createClient<typeof jobTypes>({
-      baseUrl: api.url,
-      apiKey: KEY_A,
-      fetch,
-      retry: { minDelayMs: 10 },
-    });
+    const lost = losingFirstAnswer((body) => (body as { scheduleId: string }).scheduleId);
     const marker = randomUUID();
-    const schedule = await client.createSchedule('echo', { marker }, { everyMs: 3_600_000 });
-    expect(schedule.scheduleId).toBe(dropped);
-    expect(sentKeys).toHaveLength(2);
-    expect(sentKeys[1]).toBe(sentKeys[0]);
+    const schedule = await lost.client.createSchedule('echo', { marker }, { everyMs: 3_600_000 });
+    expect(schedule.scheduleId).toBe(lost.dropped);
+    expect(lost.sentKeys).toHaveLength(2);
+    expect(lost.sentKeys[1]).toBe(lost.sentKeys[0]);
     const mine = (await lr.listSchedules()).filter((s) => s.input.marker === marker);
-    expect(mine.map((s) => s.scheduleId)).toEqual([dropped]);
+    expect(mine.map((s) => s.scheduleId)).toEqual([lost.dropped]);
     await lr.deleteSchedule(schedule.scheduleId);
   });
 });

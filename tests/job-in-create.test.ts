@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { TaskQueue, TaskStore, type JobPlacement } from '@longrun/engine';
 import { httpClient } from './helpers/http.js';
-import { startApp } from './helpers/processes.js';
+import { startApiProcess } from './helpers/processes.js';
 import { newRecord } from './helpers/records.js';
 import { API_KEYS, KEY_A, registerTypes, uniquePrefix } from './helpers/service.js';
 
@@ -153,16 +153,12 @@ describe('a submit on the API process (Node, and Bun in the second pass)', () =>
   it('is one script call: the job comes with the record, not after it', async () => {
     const prefix = uniquePrefix();
     await registerTypes(redis, prefix);
-    const api = await startApp('api', {
-      REDIS_URL: inject('redisUrl'),
-      LONGRUN_PREFIX: prefix,
-      LONGRUN_API_KEYS: API_KEYS,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LONGRUN_RATE_LIMIT_RPS: '0', // its counter is a script of its own
-    });
-    cleanup.push(() => api.stop());
-    const http = httpClient(`http://127.0.0.1:${api.ready.port as number}`, KEY_A);
+    // Started as the load tests start it: no rate limit (its counter is a script of its own).
+    const api = await startApiProcess(
+      { add: (stop) => cleanup.push(async () => stop()) },
+      { REDIS_URL: inject('redisUrl'), LONGRUN_PREFIX: prefix, LONGRUN_API_KEYS: API_KEYS },
+    );
+    const http = httpClient(api.url, KEY_A);
     // The first submit may load the scripts (EVALSHA, NOSCRIPT, EVAL): the second is counted.
     expect((await http('POST', '/v1/jobs', { body: { type: 'echo', input: {} } })).status).toBe(
       202,
