@@ -124,6 +124,46 @@ describe('the job added by the create', () => {
     expect(order).toEqual([records[0]!.id, records[2]!.id, records[1]!.id, records[3]!.id]);
   });
 
+  it('writes the fair priority over the placeholder in place, or repacks options without one', async () => {
+    const { store, jobs } = setup();
+    const queue = jobs.queueFor('echo');
+    const fair = (offset: number) => ({
+      key: store.keys.fairShare(queue.name),
+      head: queue.toKey('prioritized'),
+      step: 1,
+      offset,
+    });
+    // BullMQ packs the placeholder as 0xce and four bytes after the key: what the script finds.
+    const placeholder = Buffer.from([0xa8, ...Buffer.from('priority'), 0xce, 0, 0x1f, 0xff, 0xff]);
+    const prepared = jobs.prepare(newRecord(), echo, { fairShare: true });
+    expect(Buffer.from(prepared!.args[2]).includes(placeholder)).toBe(true);
+    // One tenant each (so each turn is 1): priorities of one to four bytes, and one job built
+    // with a plain priority (no placeholder), which the script unpacks and repacks instead.
+    const cases = [
+      { offset: 0, plain: false },
+      { offset: 300, plain: false },
+      { offset: 70_000, plain: false },
+      { offset: 2_000_000, plain: false },
+      { offset: 41, plain: true },
+    ];
+    const records = cases.map((_, i) => newRecord({ tenant: `t${i}` }));
+    const outcomes = await store.createMany(
+      cases.map(({ offset, plain }, i) => ({
+        record: records[i]!,
+        fair: fair(offset),
+        job: jobs.prepare(records[i]!, echo, plain ? { priority: 1 } : { fairShare: true }),
+      })),
+    );
+    expect(outcomes.map((o) => ('priority' in o ? o.priority : undefined))).toEqual(
+      cases.map(({ offset }) => 1 + offset),
+    );
+    for (const [i, record] of records.entries()) {
+      const job = await queue.getJob(record.id);
+      expect(job?.priority).toBe(1 + cases[i]!.offset);
+      expect(job?.opts).toMatchObject({ priority: 1 + cases[i]!.offset, attempts: 1 });
+    }
+  });
+
   it('is not added when the create is refused (a claimed key, a full tenant)', async () => {
     const { store, jobs } = setup();
     const [first, again, capped, over] = [

@@ -1,5 +1,5 @@
 import { FIELD as F, LIFECYCLE, TERMINAL_STATUSES } from '@longrun/core';
-import { ADD_KEYS, BULLMQ_ADD_LUA } from './bullmq-add.js';
+import { ADD_KEYS, BULLMQ_ADD_LUA, SET_FAIR_PRIORITY_LUA } from './bullmq-add.js';
 
 /** A Lua table literal `{['a'] = true, …}` of the given statuses. */
 function luaSet(statuses: readonly string[]): string {
@@ -236,6 +236,7 @@ return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEY
  */
 export const CREATE_MANY = `${CREATE}
 ${BULLMQ_ADD_LUA}
+${SET_FAIR_PRIORITY_LUA}
 local groups = {}
 local function add_job(job, priority, base, packed, data, opts)
   local tag, g = string.sub(job, 1, 1), tonumber(string.sub(job, 2))
@@ -245,11 +246,7 @@ local function add_job(job, priority, base, packed, data, opts)
     for j = 1, ${ADD_KEYS} do keys[j] = KEYS[base + (g - 1) * ${ADD_KEYS} + j] end
     groups[g] = keys
   end
-  if priority then
-    local o = cmsgpack.unpack(opts)
-    o['priority'] = priority
-    opts = cmsgpack.pack(o)
-  end
+  if priority then opts = set_fair_priority(opts, priority) end
   bullmq_add(tag, keys, {packed, data, opts})
 end
 

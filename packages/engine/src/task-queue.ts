@@ -1,7 +1,7 @@
 import { Job, Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { TaskRecord } from '@longrun/core';
-import { captureAdd, type JobAdd } from './bullmq-add.js';
+import { captureAdd, FAIR_PRIORITY_PLACEHOLDER, type JobAdd } from './bullmq-add.js';
 import { classifyRedisError, guard } from './errors.js';
 import { QUEUE_NAME, queueNameFor, taskKeys, WEBHOOK_QUEUE_NAME } from './keys.js';
 import type { TaskJobData } from './worker/job-data.js';
@@ -191,7 +191,7 @@ export class TaskQueue {
     const options = jobOptions(
       record,
       definition,
-      opts.fairShare ? { ...opts, priority: 1 } : opts,
+      opts.fairShare ? { ...opts, priority: FAIR_PRIORITY_PLACEHOLDER } : opts,
     );
     return captureAdd(queue, definition.name, jobData(record, opts), options);
   }
