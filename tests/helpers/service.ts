@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { inject } from 'vitest';
-import { ApiKeys, createApp } from '@longrun/api';
+import { ApiKeys, createListener } from '@longrun/api';
 import type { Redis } from 'ioredis';
 import type { JobCatalog } from '@longrun/core';
 import {
@@ -120,7 +120,7 @@ export interface InProcessApi {
   close(): Promise<void>;
 }
 
-/** The real API app (`createApp`) on a real listening socket, in this process. */
+/** The real API (`createListener`: the app behind its fast lane) on a real listening socket, in this process. */
 export async function startInProcessApi(
   opts: {
     prefix?: string;
@@ -143,6 +143,8 @@ export async function startInProcessApi(
     maxTtlMs?: number;
     /** Job types to register before start (default: the stock ones); false: none. */
     register?: JobCatalog | false;
+    /** Submits without Express where they can be (default true, as in production). */
+    fastLane?: boolean;
   } = {},
 ): Promise<InProcessApi> {
   const prefix = opts.prefix ?? uniquePrefix();
@@ -172,7 +174,7 @@ export async function startInProcessApi(
     fairShare: opts.fairShare,
     ...(opts.shards !== undefined ? { shards: opts.shards } : {}),
   });
-  const app = createApp({
+  const listener = createListener({
     engine,
     keys: new ApiKeys(
       new Map([
@@ -185,9 +187,10 @@ export async function startInProcessApi(
     redisTimeoutMs,
     rateLimitRps: opts.rateLimitRps ?? 0,
     adminKeys: opts.adminKeys ?? [],
+    fastLane: opts.fastLane ?? true,
   });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { TenantLimiter, type TaskEngine } from '@longrun/engine';
@@ -5,7 +6,8 @@ import { a2aRouter } from './a2a/router.js';
 import { requireTenant, type ApiKeys } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';
-import { requestLog } from './http/request-log.js';
+import { fastLane } from './http/fast-lane.js';
+import { requestLog, type RequestObserver } from './http/request-log.js';
 import { errorHandler, notFound } from './http/problem.js';
 import { docsRouter } from './routes/docs.js';
 import { adminRouter } from './routes/admin.js';
@@ -29,6 +31,8 @@ export interface AppDeps {
   adminKeys?: readonly string[];
   /** bull-board read-only (default true). */
   adminReadOnly?: boolean;
+  /** Submits answered without Express where they can be (default true; see http/fast-lane.ts). */
+  fastLane?: boolean;
 }
 
 /**
@@ -36,6 +40,21 @@ export interface AppDeps {
  * @example const app = createApp({ engine, keys, logger, ...limits }); app.listen(3000)
  */
 export function createApp(deps: AppDeps): Express {
+  return buildApp(deps).app;
+}
+
+/**
+ * The server's request listener: the app, behind the fast lane for submits unless a rate limit
+ * is configured (the lane does not run the limiter) or `fastLane` is false.
+ * @example createServer(createListener({ engine, keys, logger, ...limits })).listen(3000)
+ */
+export function createListener(deps: AppDeps): RequestListener {
+  const { app, observe } = buildApp(deps);
+  if (deps.fastLane === false || deps.rateLimitRps > 0) return app;
+  return fastLane(app, { engine: deps.engine, keys: deps.keys, logger: deps.logger, observe });
+}
+
+function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -46,7 +65,9 @@ export function createApp(deps: AppDeps): Express {
     maxBytes: deps.engine.tenantMaxBytes,
   });
 
-  app.use(requestLog(deps.logger, (req, res, seconds) => metrics.observe(req, res, seconds)));
+  const observe: RequestObserver = (req, res, seconds, route) =>
+    metrics.observe(req, res, seconds, route);
+  app.use(requestLog(deps.logger, observe));
 
   // The task routes first: they carry nearly all the traffic, so no other router is walked.
   const limits =
@@ -86,5 +107,5 @@ export function createApp(deps: AppDeps): Express {
   app.use(problemsRouter());
   app.use(notFound);
   app.use(errorHandler(deps.logger));
-  return app;
+  return { app, observe };
 }

@@ -1,3 +1,3 @@
-export { createApp, type AppDeps } from './app.js';
+export { createApp, createListener, type AppDeps } from './app.js';
 export { ApiKeys } from './http/auth.js';
 export { loadConfig, type ApiConfig } from './config.js';

@@ -11,7 +11,7 @@ import {
   TaskEvents,
   WebhookTargetPolicy,
 } from '@longrun/engine';
-import { createApp } from './app.js';
+import { createListener } from './app.js';
 import { loadConfig } from './config.js';
 import { ApiKeys } from './http/auth.js';
 
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     logger.warn({ err: err.message }, 'redis ticker connection error'),
   );
   await engine.startScheduleTicker(tickerConnection);
-  const app = createApp({
+  const listener = createListener({
     engine,
     keys: new ApiKeys(keys),
     logger,
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
       keepAliveTimeout: 5_000,
       connectionsCheckingInterval: 1_000,
     },
-    app,
+    listener,
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -46,11 +46,19 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
+const BEARER = /^Bearer\s+(\S{1,512})\s*$/i;
+
+/** The tenant of a request's `Authorization: Bearer <key>`, or `null` (what `requireTenant` refuses). */
+export function bearerTenant(keys: ApiKeys, header: string | undefined): string | null {
+  const match = BEARER.exec(header ?? '');
+  return match?.[1] ? keys.tenantFor(match[1]) : null;
+}
+
 /** Requires `Authorization: Bearer <key>`; puts the tenant in `res.locals.tenant`. */
 export function requireTenant(keys: ApiKeys) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const header = req.headers.authorization ?? '';
-    const match = /^Bearer\s+(\S{1,512})\s*$/i.exec(header);
+    const match = BEARER.exec(header);
     const tenant = match?.[1] ? keys.tenantFor(match[1]) : null;
     if (!tenant) {
       throw new Problem({

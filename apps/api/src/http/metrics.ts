@@ -1,5 +1,6 @@
-import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request } from 'express';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { guard, QUEUE_STATES, type TaskQueue, type TaskStore } from '@longrun/engine';
 
@@ -90,12 +91,13 @@ export class ApiMetrics {
 
   /**
    * Records one answered request, labelled with the route pattern (not the raw path). Called by
-   * `requestLog`'s one `finish` listener, which times the request.
+   * `trackRequest`'s one `finish` listener, which times the request.
    */
-  observe(req: Request, res: Response, seconds: number): void {
-    let route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+  observe(req: IncomingMessage, res: ServerResponse, seconds: number, given?: string): void {
+    const { route: matched, baseUrl, query } = req as Partial<Request>;
+    let route = given ?? (matched ? `${baseUrl ?? ''}${String(matched.path)}` : 'unmatched');
     // Long polls are held open on purpose; a label of their own keeps them out of latency SLOs.
-    if (route.endsWith('/result') && req.query.wait !== undefined) route += '?wait';
+    if (route.endsWith('/result') && query?.wait !== undefined) route += '?wait';
     const status = String(res.statusCode);
     const key = `${req.method} ${route} ${status}`;
     let child = this.children.get(key);

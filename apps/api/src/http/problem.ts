@@ -1,35 +1,49 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { Problem, type ProblemCode } from '@longrun/core';
 import { StoreFullError, StoreUnavailableError } from '@longrun/engine';
 import type { Logger } from 'pino';
 
-/** Sends a problem as `application/problem+json` with its headers. */
-export function sendProblem(res: Response, problem: Problem, instance?: string): void {
+/**
+ * Sends a problem as `application/problem+json` with its headers, on the plain response (so the
+ * fast lane and Express answer alike; a HEAD request gets the headers only, as Node and Bun send
+ * no body for HEAD).
+ */
+export function sendProblem(res: ServerResponse, problem: Problem, instance?: string): void {
   for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
   if (problem.retryAfter !== undefined) res.setHeader('Retry-After', String(problem.retryAfter));
-  res
-    .status(problem.status)
-    .type('application/problem+json')
-    .send(JSON.stringify(problem.toJSON(instance)));
+  const body = JSON.stringify(problem.toJSON(instance));
+  res.statusCode = problem.status;
+  res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
-/**
- * The one place errors become responses: known errors get their status, anything else is logged
- * and becomes a plain 500.
- */
+/** The error handler: every error becomes a problem (5xx logged unless a deliberate Problem). */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    const problem = toProblem(err);
-    if (problem.status >= 500 && !(err instanceof Problem)) {
-      const level = problem.status === 500 ? 'error' : 'warn';
-      logger[level]({ err, method: req.method, url: req.originalUrl }, 'request failed');
-    }
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    sendProblem(res, problem, req.originalUrl);
+    answerError(logger, err, req, res);
   };
+}
+
+/** What the error handler does, for either door (`originalUrl` is Express's, `url` the lane's). */
+export function answerError(
+  logger: Logger,
+  err: unknown,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
+  const url = (req as Partial<Request>).originalUrl ?? req.url;
+  const problem = toProblem(err);
+  if (problem.status >= 500 && !(err instanceof Problem)) {
+    const level = problem.status === 500 ? 'error' : 'warn';
+    logger[level]({ err, method: req.method, url }, 'request failed');
+  }
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  sendProblem(res, problem, url);
 }
 
 function toProblem(err: unknown): Problem {

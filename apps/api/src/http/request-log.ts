@@ -1,11 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 
 const QUIET = ['/healthz', '/readyz', '/metrics', '/admin/queues'];
 
-/** Told of every answered request (the metrics), with its duration. */
-export type RequestObserver = (req: Request, res: Response, seconds: number) => void;
+/**
+ * Told of every answered request (the metrics), with its duration; `route` is given for a request
+ * the fast lane answered (Express's requests carry theirs in `req.route`).
+ */
+export type RequestObserver = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  seconds: number,
+  route?: string,
+) => void;
 
 /**
  * Gives every request an id (a caller's valid `X-Request-Id` is kept, and echoed) in
@@ -17,23 +26,35 @@ export type RequestObserver = (req: Request, res: Response, seconds: number) => 
  */
 export function requestLog(logger: Logger, observe?: RequestObserver) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const given = req.headers['x-request-id'];
-    const id =
-      typeof given === 'string' && /^[\x21-\x7e]{1,128}$/.test(given) ? given : randomUUID();
-    res.locals.requestId = id;
-    res.setHeader('X-Request-Id', id);
-    const started = performance.now();
-    res.on('finish', () => {
-      const ms = performance.now() - started;
-      observe?.(req, res, ms / 1000);
-      const status = res.statusCode;
-      const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-      if (!logger.isLevelEnabled(level) || QUIET.some((p) => req.path.startsWith(p))) return;
-      logger[level](
-        { reqId: id, method: req.method, url: req.originalUrl, status, ms: Math.round(ms) },
-        'request',
-      );
-    });
+    res.locals.requestId = trackRequest(logger, observe, req, res);
     next();
   };
+}
+
+/**
+ * `requestLog`'s work on a request of either door (Express or the fast lane): its id, set on the
+ * answer and returned, and the one `finish` listener that logs and tells `observe`.
+ */
+export function trackRequest(
+  logger: Logger,
+  observe: RequestObserver | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route?: string,
+): string {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && /^[\x21-\x7e]{1,128}$/.test(given) ? given : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  const started = performance.now();
+  res.on('finish', () => {
+    const ms = performance.now() - started;
+    observe?.(req, res, ms / 1000, route);
+    const status = res.statusCode;
+    const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+    // `originalUrl` is Express's; a fast-lane request's url is its own (nothing was mounted).
+    const url = (req as Partial<Request>).originalUrl ?? req.url ?? '';
+    if (!logger.isLevelEnabled(level) || QUIET.some((p) => url.startsWith(p))) return;
+    logger[level]({ reqId: id, method: req.method, url, status, ms: Math.round(ms) }, 'request');
+  });
+  return id;
 }

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 /**
  * Answers `body` as JSON with the headers `res.json` sets (`Content-Type: application/json;
@@ -6,7 +6,7 @@ import type { Response } from 'express';
  * charset rewriting, freshness): for the answer to a submit, on the hot path, where neither HEAD
  * nor ETags apply.
  */
-export function sendJson(res: Response, body: unknown): void {
+export function sendJson(res: ServerResponse, body: unknown): void {
   const text = JSON.stringify(body);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

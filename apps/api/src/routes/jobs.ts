@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type {
   ErrorRequestHandler,
   IRouter,
@@ -13,7 +14,7 @@ import {
   resultQuerySchema,
   type TaskHandle,
 } from '@longrun/core';
-import type { BatchItemOutcome, TaskEngine } from '@longrun/engine';
+import type { BatchItemOutcome, SubmitOutcome, TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
 import { idempotencyKey } from '../http/idempotency-key.js';
 import { jsonBody } from '../http/json-body.js';
@@ -28,6 +29,26 @@ const JOBS_PATH = '/v1/jobs';
  * the metrics' `route` label stays `/v1/jobs/`, as it was when these routes were a mounted router.
  */
 const COLLECTION = `${JOBS_PATH}/`;
+
+/**
+ * The answer to a submit, from either door (this route or the fast lane): 202 with the handle,
+ * `Location` and `Retry-After`, or the outcome's problem, thrown.
+ */
+export function answerSubmit(
+  res: ServerResponse,
+  outcome: SubmitOutcome,
+  retryAfter: number,
+): void {
+  if (outcome.kind !== 'created' && outcome.kind !== 'replayed') {
+    throw submitProblem(outcome, retryAfter);
+  }
+  // A task id is a UUID: nothing in the path needs encoding (`res.location` would try).
+  res.statusCode = 202;
+  res.setHeader('Location', `${JOBS_PATH}/${outcome.task.taskId}`);
+  res.setHeader('Retry-After', String(retryAfter));
+  if (outcome.kind === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
+  sendJson(res, outcome.task);
+}
 
 /**
  * The `/v1/jobs` routes, added to `router` (the app itself: a mounted sub-router would cost each
@@ -67,16 +88,7 @@ export function addJobRoutes(
       idempotencyKey: idempotencyKey(req),
       requestId: res.locals.requestId as string,
     });
-    if (outcome.kind !== 'created' && outcome.kind !== 'replayed') {
-      throw submitProblem(outcome, retryAfter());
-    }
-    // A task id is a UUID: nothing in the path needs encoding (`res.location` would try).
-    res
-      .status(202)
-      .setHeader('Location', `${JOBS_PATH}/${outcome.task.taskId}`)
-      .setHeader('Retry-After', String(retryAfter()));
-    if (outcome.kind === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
-    sendJson(res, outcome.task);
+    answerSubmit(res, outcome, retryAfter());
   });
 
   // Up to 100 submits in one request: each item answered on its own, in order (207).
