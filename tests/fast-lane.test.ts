@@ -7,8 +7,8 @@ import { fastLane } from '../apps/api/src/http/fast-lane.js';
 import { httpClient, type HttpResult } from './helpers/http.js';
 import { KEY_A, KEY_B, startInProcessApi, type InProcessApi } from './helpers/service.js';
 
-// Submits are answered without Express where they can be (decision 42). The lane must answer
-// every submit as the Express route does, and leave every other request to Express.
+// Submits and polls are answered without Express where they can be (decision 42). The lane must
+// answer them as the Express routes do, and leave every other request to Express.
 
 let lane: InProcessApi;
 let express: InProcessApi;
@@ -92,6 +92,40 @@ describe('the fast lane', () => {
     }
   });
 
+  it('answers every poll as the Express route does', async () => {
+    const polls = async (api: InProcessApi) => {
+      const other = httpClient(api.url, KEY_B);
+      const mine = (await api.http('POST', '/v1/jobs', { body: { type: 'echo' } })).body.taskId;
+      const theirs = (await other('POST', '/v1/jobs', { body: { type: 'echo' } })).body.taskId;
+      const done = (await api.http('POST', '/v1/jobs', { body: { type: 'echo' } })).body.taskId;
+      await api.http('POST', `/v1/jobs/${done}/cancel`);
+      const answers: HttpResult[] = [];
+      const poll = async (path: string, req: Req = {}, method = 'GET') =>
+        answers.push(await api.http(method, path, req));
+      await poll(`/v1/jobs/${mine}`); // working: Retry-After
+      await poll(`/v1/jobs/${done}`); // cancelled: none
+      await poll(`/v1/jobs/${theirs}`); // another tenant's: 404
+      await poll(`/v1/jobs/${mine}`, { key: KEY_B }); // the same, seen by the other tenant
+      await poll('/v1/jobs/00000000-0000-4000-8000-000000000000'); // none such
+      await poll(`/v1/jobs/${mine}`, { key: null }); // no key: 401
+      await poll(`/v1/jobs/${mine}`, { headers: { 'x-request-id': 'rq-2' } });
+      await poll(`/v1/jobs/${mine}/`); // trailing slash: Express's own match
+      await poll(`/v1/jobs/${mine}?x=1`);
+      await poll(`/v1/jobs/${mine.slice(0, 8)}%2D${mine.slice(9)}`); // encoded: Express decodes
+      await poll('/v1/jobs/batch');
+      await poll(`/v1/jobs/${'x'.repeat(129)}`);
+      await poll(`/v1/jobs/${mine}`, {}, 'HEAD');
+      return answers.map(comparable);
+    };
+    const [a, b] = [await polls(lane), await polls(express)];
+    expect(a.map((r) => r.status)).toEqual([
+      200, 200, 404, 404, 404, 401, 200, 200, 200, 200, 404, 404, 200,
+    ]);
+    expect(a).toEqual(b);
+    expect(a[0]!.headers['retry-after']).toBeDefined();
+    expect(a[1]!.headers['retry-after']).toBeUndefined();
+  });
+
   it('counts its answers under the route Express names', async () => {
     await lane.http('POST', '/v1/jobs', { body: { type: 'echo' } });
     const metrics = await fetch(`${lane.url}/metrics`).then((r) => r.text());
@@ -105,6 +139,15 @@ describe('the fast lane', () => {
       );
     expect(line, metrics.slice(0, 2000)).toBeDefined();
     expect(Number(line!.split(' ').pop())).toBeGreaterThanOrEqual(6);
+    const polled = metrics
+      .split('\n')
+      .find(
+        (l) =>
+          l.startsWith('longrun_http_request_duration_seconds_count{') &&
+          l.includes('route="/v1/jobs/:id"') &&
+          l.includes('status="200"'),
+      );
+    expect(Number(polled?.split(' ').pop())).toBeGreaterThanOrEqual(5);
   });
 });
 
@@ -148,9 +191,21 @@ describe('what the lane takes', () => {
     expect(tooDeep.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
   });
 
+  it('answers polls itself', async () => {
+    const id = (await http('POST', '/v1/jobs', { body: { type: 'echo' } })).body.taskId;
+    expect((await http('GET', `/v1/jobs/${id}`)).body.taskId).toBe(id);
+    expect((await http('GET', '/v1/jobs/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+  });
+
   it('leaves everything else to the app, unread', async () => {
     const left: [string, string, Req][] = [
       ['GET', '/v1/jobs', {}],
+      ['GET', '/v1/jobs/abc/', {}],
+      ['GET', '/v1/jobs/abc?x=1', {}],
+      ['GET', '/v1/jobs/a%2Db', {}],
+      ['GET', '/v1/jobs/abc/result', {}],
+      ['GET', '/v1/jobs/abc', { key: null }],
+      ['HEAD', '/v1/jobs/abc', {}],
       ['POST', '/v1/jobs/batch', { body: { items: [] } }],
       ['POST', '/v1/jobs?wait=1', { body: { type: 'echo' } }],
       ['POST', '/v1/jobs', { body: { type: 'echo' }, key: null }],
@@ -166,9 +221,10 @@ describe('what the lane takes', () => {
     ];
     for (const [method, path, req] of left) {
       const res = await http(method, path, req);
+      // (A HEAD answer has no body.)
       expect([res.status, res.text], `${method} ${path} ${JSON.stringify(req)}`).toEqual([
         599,
-        'app',
+        method === 'HEAD' ? '' : 'app',
       ]);
     }
   });

@@ -2,15 +2,18 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Request } from 'express';
 import type { TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
-import { answerSubmit } from '../routes/jobs.js';
+import { answerSubmit, answerTask } from '../routes/jobs.js';
 import { bearerTenant, type ApiKeys } from './auth.js';
 import { idempotencyKey } from './idempotency-key.js';
 import { readPlainJson } from './json-body.js';
 import { answerError } from './problem.js';
 import { trackRequest, type RequestObserver } from './request-log.js';
 
-/** The metrics' route label of a submit, as Express labels the route (see routes/jobs.ts). */
+/** The metrics' route labels, as Express labels the routes (see routes/jobs.ts). */
 const SUBMIT_ROUTE = '/v1/jobs/';
+const TASK_ROUTE = '/v1/jobs/:id';
+/** A poll's path as the lane takes it: one plain segment (Express decodes any other form). */
+const TASK_PATH = /^\/v1\/jobs\/([A-Za-z0-9_-]{1,128})$/;
 
 export interface FastLaneDeps {
   engine: TaskEngine;
@@ -21,16 +24,28 @@ export interface FastLaneDeps {
 
 /**
  * The server's request listener: a submit (`POST /v1/jobs`) that is well formed so far (a known
- * key, a plain JSON body of known length) is answered here, without Express; every other request,
- * and a submit that is not such, goes to `app` untouched (decision 42). The lane does what the
- * Express route does, with the same parts (request id and log, metrics, the bearer key, the body
- * reader, the engine's submit, the answer and its problems), so the answers are the same; it
- * skips Express's own work per request (routing, its request and response objects), which was a
- * tenth of a submit's CPU on Bun. With a rate limit configured, submits go to Express too.
+ * key, a plain JSON body of known length) and a poll (`GET /v1/jobs/<id>`, a known key) are
+ * answered here, without Express; every other request, and a submit or poll that is not such,
+ * goes to `app` untouched, nothing read (decision 42). The lane does what the Express routes do,
+ * with the same parts (request id and log, metrics, the bearer key, the body reader, the
+ * engine's call, the answer and its problems), so the answers are the same; it skips Express's
+ * own work per request (routing, its request and response objects), a tenth of a submit's CPU
+ * on Bun. With a rate limit configured the lane is not used (`createListener`).
  */
 export function fastLane(app: RequestListener, deps: FastLaneDeps): RequestListener {
   const { engine, keys, logger, observe } = deps;
   return (req, res) => {
+    if (req.method === 'GET') {
+      const id = TASK_PATH.exec(req.url ?? '')?.[1];
+      const tenant = id === undefined ? null : bearerTenant(keys, req.headers.authorization);
+      if (id === undefined || tenant === null) return app(req, res);
+      trackRequest(logger, observe, req, res, TASK_ROUTE);
+      engine
+        .get(tenant, id)
+        .then((outcome) => answerTask(res, outcome, engine.retryAfter))
+        .catch((err: unknown) => answerError(logger, err, req, res));
+      return;
+    }
     if (req.method !== 'POST' || (req.url !== '/v1/jobs' && req.url !== '/v1/jobs/')) {
       return app(req, res);
     }

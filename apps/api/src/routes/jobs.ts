@@ -14,7 +14,7 @@ import {
   resultQuerySchema,
   type TaskHandle,
 } from '@longrun/core';
-import type { BatchItemOutcome, SubmitOutcome, TaskEngine } from '@longrun/engine';
+import type { BatchItemOutcome, GetOutcome, SubmitOutcome, TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
 import { idempotencyKey } from '../http/idempotency-key.js';
 import { jsonBody } from '../http/json-body.js';
@@ -47,6 +47,17 @@ export function answerSubmit(
   res.setHeader('Location', `${JOBS_PATH}/${outcome.task.taskId}`);
   res.setHeader('Retry-After', String(retryAfter));
   if (outcome.kind === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
+  sendJson(res, outcome.task);
+}
+
+/**
+ * The answer to a poll, from either door: 200 with the handle (and `Retry-After` while it is not
+ * finished), or the outcome's problem (404), thrown.
+ */
+export function answerTask(res: ServerResponse, outcome: GetOutcome, retryAfter: number): void {
+  if (outcome.kind !== 'found') throw failure(outcome, 'read', retryAfter);
+  if (!isTerminal(outcome.task.status)) res.setHeader('Retry-After', String(retryAfter));
+  res.statusCode = 200;
   sendJson(res, outcome.task);
 }
 
@@ -111,9 +122,7 @@ export function addJobRoutes(
 
   // A poll reads only what the handle shows (not the input or answers, whatever their size).
   router.get(`${JOBS_PATH}/:id`, ...before, async (req: Request<{ id: string }>, res: Response) => {
-    const outcome = await engine.get(tenantOf(res), req.params.id);
-    if (outcome.kind !== 'found') throw failure(outcome, 'read', retryAfter());
-    res.json(withHeaders(res, outcome.task));
+    answerTask(res, await engine.get(tenantOf(res), req.params.id), retryAfter());
   });
 
   router.get(
