@@ -70,6 +70,11 @@ const submits: [string, Req][] = [
   ],
   ['vnd+json', { raw: '{"type":"echo"}', headers: { 'content-type': 'application/vnd.api+json' } }],
   ['no body', { headers: { 'content-type': 'application/json' } }],
+  [
+    'a bare charset parameter',
+    { raw: '{"type":"echo"}', headers: { 'content-type': 'application/json; charset' } },
+  ],
+  ['a malformed type', { raw: '{"type":"echo"}', headers: { 'content-type': '; ;' } }],
   ['no key', { body: { type: 'echo' }, key: null }],
   ['a wrong key', { body: { type: 'echo' }, key: 'nope-nope-nope' }],
   ['with a query', { path: '/v1/jobs?x=1', body: { type: 'echo' } }],

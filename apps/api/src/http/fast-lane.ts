@@ -34,7 +34,8 @@ export interface FastLaneDeps {
  */
 export function fastLane(app: RequestListener, deps: FastLaneDeps): RequestListener {
   const { engine, keys, logger, observe } = deps;
-  return (req, res) => {
+  const take: RequestListener = (req, res) => {
+    const fail = failWith(logger, req, res);
     if (req.method === 'GET') {
       const id = TASK_PATH.exec(req.url ?? '')?.[1];
       const tenant = id === undefined ? null : bearerTenant(keys, req.headers.authorization);
@@ -43,7 +44,7 @@ export function fastLane(app: RequestListener, deps: FastLaneDeps): RequestListe
       engine
         .get(tenant, id)
         .then((outcome) => answerTask(res, outcome, engine.retryAfter))
-        .catch((err: unknown) => answerError(logger, err, req, res));
+        .catch(fail);
       return;
     }
     if (req.method !== 'POST' || (req.url !== '/v1/jobs' && req.url !== '/v1/jobs/')) {
@@ -53,31 +54,42 @@ export function fastLane(app: RequestListener, deps: FastLaneDeps): RequestListe
     if (tenant === null) return app(req, res);
     let requestId = '';
     const taken = readPlainJson(req, (err) => {
-      if (err) answerError(logger, err, req, res);
-      else submit(engine, logger, tenant, requestId, req, res);
+      if (err) return fail(err);
+      let idempotency: string | undefined;
+      try {
+        idempotency = idempotencyKey(req as Request);
+      } catch (error) {
+        return fail(error);
+      }
+      engine
+        .submit(tenant, (req as { body?: unknown }).body, {
+          idempotencyKey: idempotency,
+          requestId,
+        })
+        .then((outcome) => answerSubmit(res, outcome, engine.retryAfter))
+        .catch(fail);
     });
     // Not read: Express takes it whole. Read: the body's end comes on a later turn, after this.
     if (!taken) return app(req, res);
     requestId = trackRequest(logger, observe, req, res, SUBMIT_ROUTE);
   };
+  // A throw of the lane's own is answered as Express's router would pass it to the error handler.
+  return (req, res) => {
+    try {
+      take(req, res);
+    } catch (err) {
+      failWith(logger, req, res)(err);
+    }
+  };
 }
 
-function submit(
-  engine: TaskEngine,
-  logger: Logger,
-  tenant: string,
-  requestId: string,
-  req: IncomingMessage & { body?: unknown },
-  res: ServerResponse,
-): void {
-  let idempotency: string | undefined;
-  try {
-    idempotency = idempotencyKey(req as Request);
-  } catch (err) {
-    return answerError(logger, err, req, res);
-  }
-  engine
-    .submit(tenant, req.body, { idempotencyKey: idempotency, requestId })
-    .then((outcome) => answerSubmit(res, outcome, engine.retryAfter))
-    .catch((err: unknown) => answerError(logger, err, req, res));
+/** Answers an error as the app's error handler does; if that throws too, ends the response. */
+function failWith(logger: Logger, req: IncomingMessage, res: ServerResponse) {
+  return (err: unknown): void => {
+    try {
+      answerError(logger, err, req, res);
+    } catch {
+      res.destroy();
+    }
+  };
 }
