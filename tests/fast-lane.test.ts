@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, request, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +129,32 @@ describe('the fast lane', () => {
     expect(a).toEqual(b);
     expect(a[0]!.headers['retry-after']).toBeDefined();
     expect(a[1]!.headers['retry-after']).toBeUndefined();
+  });
+
+  it('answers If-None-Match: * with 304 on a poll, as res.json did, unless no-cache', async () => {
+    // Over node:http, not fetch (which adds Cache-Control: no-cache to a conditional request).
+    const raw = (base: string, path: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string; type: string | undefined }>((resolve, reject) => {
+        const req = request(`${base}${path}`, { headers }, (res) => {
+          let body = '';
+          res
+            .on('data', (c: Buffer) => (body += c.toString()))
+            .on('end', () =>
+              resolve({ status: res.statusCode ?? 0, body, type: res.headers['content-type'] }),
+            );
+        });
+        req.on('error', reject).end();
+      });
+    for (const api of [lane, express]) {
+      const id = (await api.http('POST', '/v1/jobs', { body: { type: 'echo' } })).body.taskId;
+      const auth = { authorization: `Bearer ${KEY_A}` };
+      const star = await raw(api.url, `/v1/jobs/${id}`, { ...auth, 'if-none-match': '*' });
+      expect(star).toEqual({ status: 304, body: '', type: undefined });
+      const noCache = { ...auth, 'if-none-match': '*', 'cache-control': 'no-cache' };
+      expect((await raw(api.url, `/v1/jobs/${id}`, noCache)).status).toBe(200);
+      const other = await raw(api.url, `/v1/jobs/${id}`, { ...auth, 'if-none-match': '"x"' });
+      expect(other.status).toBe(200);
+    }
   });
 
   it('counts its answers under the route Express names', async () => {

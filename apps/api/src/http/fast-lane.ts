@@ -43,7 +43,7 @@ export function fastLane(app: RequestListener, deps: FastLaneDeps): RequestListe
       trackRequest(logger, observe, req, res, TASK_ROUTE);
       engine
         .get(tenant, id)
-        .then((outcome) => answerTask(res, outcome, engine.retryAfter))
+        .then((outcome) => answerTask(req, res, outcome, engine.retryAfter))
         .catch(fail);
       return;
     }
@@ -55,19 +55,18 @@ export function fastLane(app: RequestListener, deps: FastLaneDeps): RequestListe
     let requestId = '';
     const taken = readPlainJson(req, (err) => {
       if (err) return fail(err);
-      let idempotency: string | undefined;
       try {
-        idempotency = idempotencyKey(req as Request);
+        const idempotency = idempotencyKey(req as Request);
+        engine
+          .submit(tenant, (req as { body?: unknown }).body, {
+            idempotencyKey: idempotency,
+            requestId,
+          })
+          .then((outcome) => answerSubmit(res, outcome, engine.retryAfter))
+          .catch(fail);
       } catch (error) {
-        return fail(error);
+        fail(error);
       }
-      engine
-        .submit(tenant, (req as { body?: unknown }).body, {
-          idempotencyKey: idempotency,
-          requestId,
-        })
-        .then((outcome) => answerSubmit(res, outcome, engine.retryAfter))
-        .catch(fail);
     });
     // Not read: Express takes it whole. Read: the body's end comes on a later turn, after this.
     if (!taken) return app(req, res);

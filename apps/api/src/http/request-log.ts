@@ -53,8 +53,13 @@ export function trackRequest(
     const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
     // `originalUrl` is Express's; a fast-lane request's url is its own (nothing was mounted).
     const url = (req as Partial<Request>).originalUrl ?? req.url ?? '';
-    if (!logger.isLevelEnabled(level) || QUIET.some((p) => url.startsWith(p))) return;
+    if (!logger.isLevelEnabled(level) || QUIET.some((p) => pathOf(url).startsWith(p))) return;
     logger[level]({ reqId: id, method: req.method, url, status, ms: Math.round(ms) }, 'request');
   });
   return id;
+}
+
+/** The path of a request target, also of an absolute-form one (`http://host/healthz`). */
+function pathOf(url: string): string {
+  return url.startsWith('/') ? url : url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
 }

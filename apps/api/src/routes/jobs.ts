@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type {
   ErrorRequestHandler,
   IRouter,
@@ -54,11 +54,16 @@ export function answerSubmit(
  * The answer to a poll, from either door: 200 with the handle (and `Retry-After` while it is not
  * finished), or the outcome's problem (404), thrown.
  */
-export function answerTask(res: ServerResponse, outcome: GetOutcome, retryAfter: number): void {
+export function answerTask(
+  req: IncomingMessage,
+  res: ServerResponse,
+  outcome: GetOutcome,
+  retryAfter: number,
+): void {
   if (outcome.kind !== 'found') throw failure(outcome, 'read', retryAfter);
   if (!isTerminal(outcome.task.status)) res.setHeader('Retry-After', String(retryAfter));
   res.statusCode = 200;
-  sendJson(res, outcome.task);
+  sendJson(res, outcome.task, req);
 }
 
 /**
@@ -122,7 +127,7 @@ export function addJobRoutes(
 
   // A poll reads only what the handle shows (not the input or answers, whatever their size).
   router.get(`${JOBS_PATH}/:id`, ...before, async (req: Request<{ id: string }>, res: Response) => {
-    answerTask(res, await engine.get(tenantOf(res), req.params.id), retryAfter());
+    answerTask(req, res, await engine.get(tenantOf(res), req.params.id), retryAfter());
   });
 
   router.get(
