@@ -278,7 +278,6 @@ describe('TaskStore event 1', () => {
   it.each([
     ['a start', (store: TaskStore, id: string) => store.start(id)],
     ['a transition', (store: TaskStore, id: string) => store.transition(id, 'cancel')],
-    ['a completion', (store: TaskStore, id: string) => store.completeMany([{ id, result: 1 }])],
   ])('is written by the first change, %s, before its own event', async (_, change) => {
     const { store, log } = setUp();
     const task = newRecord({ statusMessage: 'queued: waiting for a worker' });
@@ -292,6 +291,38 @@ describe('TaskStore event 1', () => {
     const ttl = await redis.pttl(store.keys.events(task.id));
     expect(ttl).toBeGreaterThan(50_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('stays in the record when a completion is the first change: no list, events 1 and 2 read from it', async () => {
+    const { store, log } = setUp();
+    const task = newRecord({ statusMessage: 'queued: waiting for a worker', progress: { at: 1 } });
+    await store.create(task);
+    const [outcome] = await store.completeMany([{ id: task.id, result: { x: 1 } }]);
+    expect(outcome).toEqual({ ok: true, previous: 'working', eventId: '2' });
+    expect(await redis.exists(store.keys.events(task.id))).toBe(0);
+    const first = { ...created(task), progress: { at: 1 } };
+    const events = await log.events(task.id, undefined);
+    expect(events[0]).toEqual(first);
+    expect(events[1]).toMatchObject({ id: '2', status: 'completed', progress: { at: 1 } });
+    expect(events[1]?.updatedAt).toBeGreaterThanOrEqual(task.updatedAt);
+    expect(await log.events(task.id, '1')).toEqual([events[1]]);
+    expect(await log.events(task.id, '0', 1)).toEqual([first]);
+    expect(await log.events(task.id, '2')).toEqual([]);
+    expect(await log.lastEvent(task.id)).toEqual(events[1]);
+    expect(await log.event(task.id, '1')).toEqual(first);
+    expect(await log.event(task.id, '2')).toEqual(events[1]);
+    // The record is what it would be with a list, less the list.
+    expect((await store.get(task.id))?.status).toBe('completed');
+  });
+
+  it('goes to the list when a completion follows a start (the run was marked running)', async () => {
+    const { store, log } = setUp();
+    const task = newRecord();
+    await store.create(task);
+    await store.start(task.id);
+    await store.completeMany([{ id: task.id, result: 1 }]);
+    expect(await redis.llen(store.keys.events(task.id))).toBe(3);
+    expect((await log.events(task.id, undefined)).map((e) => e.id)).toEqual(['1', '2', '3']);
   });
 
   it('is not written twice for a task whose create wrote the list (an older version)', async () => {

@@ -34,6 +34,11 @@ export const FIELD = {
   seq: 'seq',
   /** The idempotency key naming this task, if any (absent, or '' from older versions, when none). */
   idempotencyKey: 'idem',
+  /**
+   * Bookkeeping: event 1 of a task finished by its first change, which has no event list (its
+   * event 2 is the record itself; see engine's COMPLETE_MANY and TaskLog).
+   */
+  firstEvent: 'e1',
 } as const;
 
 type Kind = 'string' | 'status' | 'int' | 'bool' | 'json';

@@ -350,11 +350,28 @@ for k = 2, #KEYS, 2 do
     replies[#replies + 1] = 'refused ' .. status
   else
     local seq = (tonumber(cur[5]) or 0) + 1
-    if seq == 2 then seed_events(task, events, status, cur[6], cur[3], cur[7]) end
-    redis.call('HSET', task, '${F.status}', st, '${F.statusMessage}', msg, '${F.updatedAt}', updated, '${F.result}', result, '${F.seq}', tostring(seq))
+    -- Finished by its first change (no list yet): none is made. Event 1 goes into the record and
+    -- event 2 is the record itself (TaskLog reads both from there); announced as push_event does.
+    local lazy = seq == 2 and redis.call('EXISTS', events) == 0
+    if seq == 2 and not lazy then seed_events(task, events, status, cur[6], cur[3], cur[7]) end
+    if lazy then
+      redis.call('HSET', task, '${F.status}', st, '${F.statusMessage}', msg, '${F.updatedAt}', updated, '${F.result}', result, '${F.seq}', '2',
+        '${F.firstEvent}', event_entry(1, status, cur[6], cur[3], cur[7]))
+    else
+      redis.call('HSET', task, '${F.status}', st, '${F.statusMessage}', msg, '${F.updatedAt}', updated, '${F.result}', result, '${F.seq}', tostring(seq))
+    end
     redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
     usage_add(open_prefix .. cur[2] .. ':usage', id, #result)
-    local eid = push_event(task, events, KEYS[1], channel, id, status, seq, st, msg, cur[3], updated, cur[4])
+    local eid
+    if lazy then
+      if st ~= status and cur[4] and cur[4] ~= '' then
+        redis.call('XADD', KEYS[1], '*', 'task', id, 'event', '2')
+      end
+      redis.call('PUBLISH', channel .. id, '2')
+      eid = '2'
+    else
+      eid = push_event(task, events, KEYS[1], channel, id, status, seq, st, msg, cur[3], updated, cur[4])
+    end
     replies[#replies + 1] = 'ok ' .. status .. ' ' .. eid
   end
 end
