@@ -4,6 +4,7 @@ import { ConfigError } from '@longrun/core';
 import {
   createLogger,
   createRedis,
+  FailureLog,
   JobTypeDirectory,
   shardsPerPrimary,
   taskKeys,
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
     format: config.LONGRUN_LOG_FORMAT,
     nodeEnv: config.NODE_ENV,
   });
+  // What depends on Redis logs through this: a kind of failure once per 30 s while it is away.
+  const failures = new FailureLog(logger);
   let keys = config.LONGRUN_API_KEYS;
   if (!keys || keys.size === 0) {
     const devKey = `dev-${randomBytes(18).toString('base64url')}`;
@@ -36,20 +39,19 @@ async function main(): Promise<void> {
     ...cluster,
     commandTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
   });
-  connection.on('error', (err: Error) =>
-    logger.warn({ err: err.message }, 'redis connection error'),
-  );
+  connection.on('error', (err: Error) => failures.warn({ err }, 'redis connection error'));
   const subscriber = createRedis(config.REDIS_URL, 'subscriber', cluster);
-  subscriber.on('error', (err: Error) =>
-    logger.warn({ err: err.message }, 'redis subscriber error'),
-  );
+  subscriber.on('error', (err: Error) => failures.warn({ err }, 'redis subscriber error'));
+  for (const conn of [connection, subscriber]) {
+    conn.on('ready', () => failures.restored({}, 'redis connection restored'));
+  }
   const events = new TaskEvents(subscriber, taskKeys(config.LONGRUN_PREFIX).eventsChannel);
   // The job types come from the registry workers publish to (re-read when one announces a change).
   const types = new JobTypeDirectory({
     connection,
     subscriber,
     prefix: config.LONGRUN_PREFIX,
-    logger,
+    logger: failures,
   });
   const engine = new TaskEngine({
     connection,
@@ -67,18 +69,20 @@ async function main(): Promise<void> {
     maxSchedules: config.LONGRUN_MAX_SCHEDULES,
     scheduleMinEveryMs: config.LONGRUN_SCHEDULE_MIN_EVERY_MS,
     fairShare: config.LONGRUN_FAIR_SHARE === 'on' && { weights: config.LONGRUN_TENANT_WEIGHTS },
-    logger,
+    logger: failures,
     crashAt: config.LONGRUN_TEST_CRASH_AT,
   });
   await types.start();
   // Workers serve every shard the API processes announce: at start (retried until Redis
-  // answers), then every 30 s, so a count lost with Redis' data comes back by itself.
+  // answers), again whenever the connection is made again (Redis may have come back empty: a
+  // failover to a fresh replica, a restart without persistence), and every 30 s.
   const announce = () =>
     engine.announceShards().catch((err: unknown) => {
-      logger.warn({ err }, 'could not announce the shard count; retrying in 5 s');
+      failures.warn({ err }, 'could not announce the shard count; retrying in 5 s');
       setTimeout(() => void announce(), 5000).unref();
     });
   await announce();
+  connection.on('ready', () => void engine.announceShards().catch(() => undefined));
   setInterval(() => void engine.announceShards().catch(() => undefined), 30_000).unref();
   if (cluster.clusterNodes.length > 0 && config.LONGRUN_SHARDS > 1) {
     // Where the shards fall: an operator sees at once whether the primaries share the work.
@@ -97,8 +101,9 @@ async function main(): Promise<void> {
   // Schedule ticks become tasks here: a BullMQ worker, so a connection that waits for Redis.
   const tickerConnection = createRedis(config.REDIS_URL, 'worker', cluster);
   tickerConnection.on('error', (err: Error) =>
-    logger.warn({ err: err.message }, 'redis ticker connection error'),
+    failures.warn({ err }, 'redis ticker connection error'),
   );
+  tickerConnection.on('ready', () => failures.restored({}, 'redis connection restored'));
   await engine.startScheduleTicker(tickerConnection);
   const listener = createListener({
     engine,

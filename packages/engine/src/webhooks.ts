@@ -110,12 +110,7 @@ export class WebhookDispatcher {
   }
 
   async start(): Promise<void> {
-    const outbox = this.store.keys.outbox;
-    try {
-      await this.opts.relayConnection.xgroup('CREATE', outbox, GROUP, '0', 'MKSTREAM');
-    } catch (error) {
-      if (!/BUSYGROUP/.test((error as Error).message)) throw error;
-    }
+    await this.createGroup();
     this.running = true;
     this.loop = this.relay();
     void this.worker.run();
@@ -129,6 +124,25 @@ export class WebhookDispatcher {
     await this.queue.close();
     // A relay that leaves with nothing pending leaves the group too (a crashed one is pruned).
     await this.pruneConsumers(0, true).catch(() => undefined);
+  }
+
+  /**
+   * Makes the outbox's consumer group (and the stream) unless it is there. Reading from the start
+   * of the stream: entries a task script added before the group existed (Redis came back empty,
+   * then a status change) are relayed too.
+   */
+  private async createGroup(): Promise<void> {
+    try {
+      await this.opts.relayConnection.xgroup(
+        'CREATE',
+        this.store.keys.outbox,
+        GROUP,
+        '0',
+        'MKSTREAM',
+      );
+    } catch (error) {
+      if (!/BUSYGROUP/.test((error as Error).message)) throw error;
+    }
   }
 
   /**
@@ -186,7 +200,26 @@ export class WebhookDispatcher {
         await this.forward(reply?.[0]?.[1] ?? []);
       } catch (error) {
         if (!this.running) break;
-        this.opts.logger.warn({ err: (error as Error).message }, 'webhook relay error; retrying');
+        if (/^NOGROUP\b/.test((error as Error).message)) {
+          // Redis lost its data (a failover to an empty replica, a restart without persistence):
+          // the group went with it. Made again, the relay goes on; until then no webhook moves.
+          const made = await this.createGroup().then(
+            () => true,
+            (err: unknown) => {
+              this.opts.logger.warn({ err }, 'webhook outbox group not made again yet; retrying');
+              return false;
+            },
+          );
+          if (made) {
+            this.opts.logger.info(
+              { outbox },
+              'webhook outbox group was gone (Redis lost its data): made again',
+            );
+            continue;
+          }
+        } else {
+          this.opts.logger.warn({ err: (error as Error).message }, 'webhook relay error; retrying');
+        }
         await new Promise((r) => setTimeout(r, 1000));
       }
     }

@@ -8,6 +8,7 @@ import { ConfigError, type JobCatalog } from '@longrun/core';
 import {
   createLogger,
   coalesceWrites,
+  FailureLog,
   createRedis,
   describeJobType,
   JobTypeDirectory,
@@ -21,7 +22,6 @@ import {
   WebhookDispatcher,
   WebhookTargetPolicy,
   type JobTypeDescriptor,
-  type TaskWorkerLogger,
 } from '@longrun/engine';
 import { WorkerMetrics } from './metrics.js';
 import { checkOptions, type WorkerOptions } from './options.js';
@@ -63,9 +63,12 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
   const prefix = opts.prefix ?? 'longrun';
   const maxTtlMs = opts.maxTtlMs ?? 7 * 86_400_000;
   const graceMs = opts.shutdownGraceMs ?? 30_000;
-  const logger: TaskWorkerLogger =
+  // Redis away: every connection and retry loop reports it; a kind of failure is written once
+  // per 30 s (FailureLog), so an outage costs a few lines, not hundreds a minute.
+  const logger = new FailureLog(
     opts.logger ??
-    createLogger({ process: 'worker', level: opts.logLevel, format: opts.logFormat });
+      createLogger({ process: 'worker', level: opts.logLevel, format: opts.logFormat }),
+  );
   const id = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const types = opts.types ? [...opts.types] : [...catalog.keys()];
   const descriptors = types.map((t) => describeJobType(catalog.get(t)!));
@@ -77,7 +80,8 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
       : createRedis(opts.redisUrl ?? 'redis://127.0.0.1:6379', role, {
           clusterNodes: opts.clusterNodes ?? [],
         });
-    conn.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
+    conn.on('error', (err: Error) => logger.warn({ err }, 'redis connection error'));
+    conn.on('ready', () => logger.restored({}, 'redis connection restored'));
     return conn;
   };
   const connection = connect('worker');
@@ -218,6 +222,22 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
   let server: Server | undefined;
   let metricsPort: number | undefined;
   let state: 'new' | 'started' | 'closed' = 'new';
+
+  // Connected again after start: Redis may have come back empty (a failover to a fresh replica,
+  // a restart without persistence), so what this worker wrote at start is written again now
+  // rather than at the next heartbeat: its entry in the registry and the types' caps. (The
+  // webhook relays make their consumer groups again when they read; schedules live in Redis.)
+  connection.on('ready', () => {
+    if (state !== 'started') return;
+    void (async () => {
+      await heartbeat.beatNow();
+      for (const n of served.keys()) {
+        await applyTypeConcurrency(connection, shardPrefix(prefix, n), catalog, typeCaps);
+      }
+    })().catch((err: unknown) =>
+      logger.warn({ err }, 'could not announce this worker again after reconnecting'),
+    );
+  });
 
   const quitAll = async (force: boolean) => {
     server?.close();

@@ -39,6 +39,11 @@ export class RegistryHeartbeat {
     this.timer.unref();
   }
 
+  /** Publishes now, between beats (e.g. Redis came back, maybe without the registry). */
+  async beatNow(): Promise<void> {
+    if (this.timer) await this.beat();
+  }
+
   /**
    * Stops beating and withdraws this worker from the registry: best effort, for at most a
    * second (with Redis away its entry lapses by itself after three beats).
