@@ -2,8 +2,7 @@
 // unset and nothing listens on 127.0.0.1:6379; its data goes under LONGRUN_DATA_DIR, default
 // .data/), then run the API and one worker until Ctrl-C.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { findRedisServer, ping, startRedis } from './redis.mjs';
 
@@ -41,17 +40,11 @@ if (!env.REDIS_URL) {
 }
 
 // Without LONGRUN_API_KEYS: one development key, made once and kept beside the data, so an
-// exported key still works after a restart (the API's own dev key would change every start).
+// exported key still works after a restart. The API's own code keeps it (apps/api/src/dev-key.ts),
+// so `npm run start:api` alone serves the same key.
 if (!env.LONGRUN_API_KEYS && env.NODE_ENV !== 'production') {
-  const dir = resolve(root, process.env.LONGRUN_DATA_DIR ?? '.data');
-  const file = resolve(dir, 'dev-api-key');
-  let key = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
-  if (!/^dev-[A-Za-z0-9_-]{16,}$/.test(key)) {
-    key = `dev-${randomBytes(18).toString('base64url')}`;
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  }
-  chmodSync(file, 0o600); // a copied or older file too
+  const { devApiKey } = await import('../apps/api/dist/dev-key.js');
+  const { key, file } = devApiKey(resolve(root, process.env.LONGRUN_DATA_DIR ?? '.data'));
   env.LONGRUN_API_KEYS = `dev:${key}`;
   console.error(`\n  longrun dev API key (tenant "dev"): ${key}`);
   console.error(`  (kept in ${relative(process.cwd(), file) || file}; delete it for a new one)\n`);

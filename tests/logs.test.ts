@@ -10,7 +10,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createLogger, resolveLogFormat } from '@longrun/engine';
 import { waitFor } from './helpers/http.js';
 import { startApp, type Proc } from './helpers/processes.js';
-import { uniquePrefix } from './helpers/service.js';
+import { startInProcessApi, startWorker, uniquePrefix } from './helpers/service.js';
 
 const root = resolve(import.meta.dirname, '..');
 const TMUX = '/usr/bin/tmux';
@@ -68,9 +68,60 @@ describe('createLogger', () => {
   });
 });
 
+describe("the worker's task lines", () => {
+  it('logs one info line when a task starts and one when it completes or fails, as the README says', async () => {
+    const api = await startInProcessApi();
+    cleanups.push(() => api.close());
+    const worker = await startWorker(api.prefix); // LOG_LEVEL=info, the default
+    cleanups.push(() => worker.stop());
+    const ok = await api.http('POST', '/v1/jobs', {
+      body: { type: 'echo', input: { n: 1 } },
+      headers: { 'x-request-id': 'req-lines-1' },
+    });
+    const bad = await api.http('POST', '/v1/jobs', {
+      body: { type: 'fail', input: { message: 'no' } },
+    });
+    expect([ok.status, bad.status]).toEqual([202, 202]);
+    const records = () =>
+      worker.lines
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const line = (msg: string, taskId: string) =>
+      records().find((r) => r.msg === msg && r.taskId === taskId);
+    await waitFor(async () => line('task failed', bad.body.taskId), {
+      what: 'the failed task line',
+    });
+    await waitFor(async () => line('task completed', ok.body.taskId), {
+      what: 'the completed task line',
+    });
+    for (const [taskId, type, end] of [
+      [ok.body.taskId, 'echo', 'task completed'],
+      [bad.body.taskId, 'fail', 'task failed'],
+    ] as const) {
+      const started = line('task started', taskId);
+      expect(started, worker.lines.join('\n')).toMatchObject({ level: 30, taskId, type });
+      const ended = line(end, taskId);
+      expect(ended).toMatchObject({ level: 30, taskId, type });
+      expect(ended?.durationMs).toEqual(expect.any(Number));
+      // One line each.
+      const mine = records().filter((r) => r.taskId === taskId);
+      expect(mine.map((r) => r.msg)).toEqual(['task started', end]);
+    }
+    expect(line('task started', ok.body.taskId)?.requestId).toBe('req-lines-1');
+    // The README names the lines a worker prints.
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    for (const msg of ['task started', 'task completed', 'task failed']) {
+      expect(readme).toContain(`\`${msg}\``);
+    }
+  });
+});
+
 describe('the API without keys', () => {
   it('prints the dev key on stderr and logs JSON lines without it when piped', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'longrun-logs-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const api: Proc = await startApp('api', {
+      LONGRUN_DATA_DIR: dataDir,
       REDIS_URL: inject('redisUrl'),
       LONGRUN_PREFIX: uniquePrefix(),
       LONGRUN_API_KEYS: '',

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, expect, inject, it } from 'vitest';
+import { startApp } from './helpers/processes.js';
 import { uniquePrefix } from './helpers/service.js';
 
 const root = resolve(import.meta.dirname, '..');
@@ -61,4 +62,28 @@ it('makes one dev key, keeps it (mode 0600) and serves it on every start', async
   const second = await startOnce();
   expect(second.key).toBe(first.key);
   expect(second.status).toBe(200);
+}, 60_000);
+
+it('`npm run start:api` without keys serves the key `npm start` printed (the same file)', async () => {
+  const first = await startOnce();
+  // What `npm run start:api` runs: the built API alone, in the repository root.
+  const api = await startApp('api', {
+    REDIS_URL: inject('redisUrl'),
+    LONGRUN_PREFIX: uniquePrefix(),
+    LONGRUN_DATA_DIR: dir,
+    LONGRUN_API_KEYS: '',
+    NODE_ENV: 'development',
+    PORT: '0',
+    HOST: '127.0.0.1',
+  });
+  try {
+    const banner = api.lines.find((l) => l.includes('longrun dev API key'));
+    expect(banner, api.lines.join('\n')).toContain(first.key);
+    const res = await fetch(`http://127.0.0.1:${String(api.ready.port)}/v1/jobs`, {
+      headers: { authorization: `Bearer ${first.key}` },
+    });
+    expect(res.status).toBe(200);
+  } finally {
+    await api.stop();
+  }
 }, 60_000);

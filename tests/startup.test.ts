@@ -1,5 +1,7 @@
-import { readlinkSync, realpathSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { httpClient } from './helpers/http.js';
@@ -57,8 +59,34 @@ describe('process start-up', () => {
     }
   });
 
+  it('an API whose port is taken says so in one line, names PORT, and exits 1', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const { code, output } = await runApp('api', {
+        REDIS_URL: inject('redisUrl'),
+        LONGRUN_PREFIX: uniquePrefix(),
+        LONGRUN_API_KEYS: 'alpha:tenant-a-key-0123456789',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+      });
+      expect(code).toBe(1);
+      const error = output.split('\n').filter((l) => l.includes('is taken'));
+      expect(error, output).toEqual([
+        `The API's port 127.0.0.1:${port} is taken (another API on this host?): set PORT to a free port, or 0 for any`,
+      ]);
+      expect(output).not.toMatch(/EADDRINUSE/);
+      expect(output).not.toMatch(/at .*\.js:\d+/); // a message, not a stack trace
+    } finally {
+      taken.close();
+    }
+  });
+
   it('without keys outside production the API makes a dev key, prints it, and it works', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'longrun-startup-'));
     const api = await startApp('api', {
+      LONGRUN_DATA_DIR: dataDir,
       LONGRUN_API_KEYS: '',
       NODE_ENV: 'development',
       PORT: '0',
@@ -78,6 +106,7 @@ describe('process start-up', () => {
       expect(await api.stop()).toBe(0);
     } finally {
       await api.kill();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -51,6 +51,8 @@ const schema = z
     HOST: z.string().optional(),
     /** `tenant:key[,tenant:key…]` */
     LONGRUN_API_KEYS: apiKeys,
+    /** Where a development key is kept (`dev-api-key`) when LONGRUN_API_KEYS is unset. */
+    LONGRUN_DATA_DIR: z.string().min(1).default('.data'),
     /** Longest a request waits on Redis before answering 503. */
     LONGRUN_REDIS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2000),
     LONGRUN_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
+import { resolve } from 'node:path';
 import { ConfigError } from '@longrun/core';
 import {
   createLogger,
@@ -14,6 +15,7 @@ import {
 } from '@longrun/engine';
 import { createListener } from './app.js';
 import { loadConfig } from './config.js';
+import { devApiKey, type DevKey } from './dev-key.js';
 import { ApiKeys } from './http/auth.js';
 
 async function main(): Promise<void> {
@@ -28,11 +30,30 @@ async function main(): Promise<void> {
   const failures = new FailureLog(logger);
   let keys = config.LONGRUN_API_KEYS;
   if (!keys || keys.size === 0) {
-    const devKey = `dev-${randomBytes(18).toString('base64url')}`;
-    keys = new Map([[devKey, 'dev']]);
+    // The key `npm start` keeps under the data dir, or one made and kept there: `npm run
+    // start:api` serves the key `npm start` printed, and the same after a restart.
+    let dev: DevKey;
+    try {
+      dev = devApiKey(resolve(config.LONGRUN_DATA_DIR));
+    } catch (error) {
+      const key = `dev-${randomBytes(18).toString('base64url')}`;
+      dev = { key, file: '', made: true };
+      logger.warn(
+        { err: (error as Error).message },
+        'could not keep the dev key under LONGRUN_DATA_DIR: this one lasts until the API stops',
+      );
+    }
+    keys = new Map([[dev.key, 'dev']]);
     // The key goes to the terminal only, never into a log line a collector would keep.
-    logger.warn({ tenant: 'dev' }, 'LONGRUN_API_KEYS is not set: made a dev key (on stderr)');
-    console.error(`\n  longrun dev API key (tenant "dev"): ${devKey}\n`);
+    logger.warn(
+      { tenant: 'dev', ...(dev.file ? { file: dev.file } : {}) },
+      dev.made
+        ? 'LONGRUN_API_KEYS is not set: made a dev key (on stderr)'
+        : 'LONGRUN_API_KEYS is not set: serving the dev key kept in the data dir (on stderr)',
+    );
+    console.error(`\n  longrun dev API key (tenant "dev"): ${dev.key}`);
+    if (dev.file) console.error(`  (kept in ${dev.file}; delete it for a new one)`);
+    console.error('');
   }
   const cluster = { clusterNodes: config.LONGRUN_REDIS_CLUSTER_NODES };
   const connection = createRedis(config.REDIS_URL, 'producer', {
@@ -130,6 +151,8 @@ async function main(): Promise<void> {
     server.once('error', reject);
     if (config.HOST) server.listen(config.PORT, config.HOST, resolve);
     else server.listen(config.PORT, resolve);
+  }).catch((error: unknown) => {
+    throw listenError(error, config.HOST, config.PORT);
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
@@ -157,6 +180,31 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * A port the API cannot listen on is a setting to change, not a crash: one line naming the
+ * variable that moves it (`PORT`), instead of Node's `EADDRINUSE` stack.
+ */
+function listenError(error: unknown, host: string | undefined, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = host ? `${host}:${port}` : String(port);
+  if (code === 'EADDRINUSE') {
+    return new ConfigError(
+      `The API's port ${where} is taken (another API on this host?): set PORT to a free port, or 0 for any`,
+    );
+  }
+  if (code === 'EACCES') {
+    return new ConfigError(
+      `The API may not listen on port ${where} (ports below 1024 need privileges): set PORT to another port`,
+    );
+  }
+  if (code === 'EADDRNOTAVAIL') {
+    return new ConfigError(
+      `The API cannot listen on ${where}: HOST is not an address of this host`,
+    );
+  }
+  return error;
 }
 
 main().catch((error: unknown) => {

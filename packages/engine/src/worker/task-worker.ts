@@ -47,6 +47,12 @@ export interface TaskWorkerOptions {
   crashAt?: string | undefined;
 }
 
+/** The message of a run's last log line, by how it ended (others: `task run ended`). */
+const RUN_END_LINES: Partial<Record<RunOutcome, string>> = {
+  completed: 'task completed',
+  failed: 'task failed',
+};
+
 /**
  * Runs longrun jobs: one BullMQ worker per queue, whose processor takes the task (from the job,
  * or by the `start` event), runs it as a `TaskRun` and returns or throws as BullMQ expects.
@@ -148,6 +154,15 @@ export class TaskWorker {
       this.ended(job, job.name, 'skipped', started);
       return;
     }
+    this.opts.logger.info(
+      {
+        taskId,
+        type: task.type,
+        attempt: job.attemptsMade + 1,
+        requestId: ((job.data ?? {}) as TaskJobData).requestId,
+      },
+      'task started',
+    );
     if (this.opts.onQueueWait && job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1) {
       // Clocks of the API's and this host may differ a little: never a negative wait.
       // BullMQ zeroes `job.delay` when it promotes a delayed job; the option keeps the delay.
@@ -230,12 +245,18 @@ export class TaskWorker {
     );
   }
 
+  /**
+   * One line per run's end, after the run's `task started`: `task completed`, `task failed` (no
+   * attempt left), else `task run ended` with its outcome (retrying, cancelled, input_required),
+   * all at `info`; a run skipped before it started (cancelled, expired, already done) at `debug`.
+   * An operator reading a worker's log at the default level sees every task it ran and how it
+   * ended (two lines per run cost some CPU on very short jobs: `LOG_LEVEL=warn` drops them).
+   */
   private ended(job: Job, type: string, outcome: RunOutcome, started: number): void {
     const logger = this.opts.logger;
-    // One line per run at `info` would cost more CPU than the run: successes log at `debug`.
-    const quiet = outcome === 'completed' || outcome === 'skipped';
-    const debug = logger.isLevelEnabled?.('debug') ?? true;
-    if (!quiet || debug) {
+    const durationMs = Date.now() - started;
+    const quiet = outcome === 'skipped';
+    if (!quiet || (logger.isLevelEnabled?.('debug') ?? true)) {
       const data = (job.data ?? {}) as TaskJobData;
       const line = {
         taskId: job.id,
@@ -243,12 +264,12 @@ export class TaskWorker {
         attempt: job.attemptsMade + 1,
         requestId: data.requestId,
         outcome,
-        ms: Date.now() - started,
+        durationMs,
       };
       if (quiet) logger.debug?.(line, 'task run ended');
-      else logger.info(line, 'task run ended');
+      else logger.info(line, RUN_END_LINES[outcome] ?? 'task run ended');
     }
-    this.opts.onRun?.(type, outcome, Date.now() - started);
+    this.opts.onRun?.(type, outcome, durationMs);
   }
 
   /** A job BullMQ failed without our processor deciding it (e.g. it stalled too often). */
