@@ -5,7 +5,10 @@ import { join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobTypeInfo } from '@longrun/client';
+import { z } from 'zod';
+import { createCatalog } from '@longrun/core';
 import { describeJobType, JobTypeRegistry } from '@longrun/engine';
+import { defineJobType } from '@longrun/worker';
 import { catalog, sleepJob } from '@longrun/worker-app';
 import { KEY_A, startInProcessApi, type InProcessApi } from './helpers/service.js';
 // @ts-expect-error plain ESM helper shared with `npm start`
@@ -226,5 +229,41 @@ describe('longrun types', { timeout: 60_000 }, () => {
         .split('\n')
         .filter((l) => /error TS/.test(l)),
     ).toHaveLength(1);
+  });
+  // Issue 27 item 8: `z.array(…).max(20)` was typed as a union of 20 tuples, so an ordinary
+  // `string[]` did not type-check against the generated input.
+  it('--typescript types a bounded array as T[]: an ordinary string[] type-checks', async () => {
+    const tagged = defineJobType({
+      name: 'tagged',
+      input: z.strictObject({ tags: z.array(z.string()).min(1).max(20) }),
+      handler: ({ tags }) => ({ count: tags.length }),
+    });
+    const own = await startInProcessApi({ register: createCatalog([tagged]) });
+    try {
+      const out = join(dir, 'tagged-types.ts');
+      const run = await longrun(['types', '--typescript', '--out', out], { LONGRUN_URL: own.url });
+      expect(run.code, show(run)).toBe(0);
+      expect(readFileSync(out, 'utf8')).toMatch(/^ {2}tags: string\[\];$/m);
+      writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
+      const client = relative(dir, CLIENT).replaceAll('\\', '/');
+      writeFileSync(
+        join(dir, 'tagged.ts'),
+        [
+          `import { createClient } from '${client}';`,
+          "import type { LongrunJobTypes, TaggedInput } from './tagged-types.js';",
+          '',
+          "const lr = createClient<LongrunJobTypes>({ baseUrl: 'http://localhost:3000', apiKey: 'k' });",
+          'export function tag(tags: string[]): Promise<unknown> {',
+          '  const input: TaggedInput = { tags };',
+          "  return lr.submit('tagged', input);",
+          '}',
+          '',
+        ].join('\n'),
+      );
+      const checked = await typecheck('tagged', ['tagged-types.ts', 'tagged.ts']);
+      expect(checked.ok, checked.output).toBe(true);
+    } finally {
+      await own.close();
+    }
   });
 });

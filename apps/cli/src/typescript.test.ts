@@ -95,6 +95,26 @@ describe('typescriptModule', () => {
     expect(code).not.toContain('never');
   });
 
+  // Issue 27 item 8: `z.array(z.string()).max(20)` became a union of 20 tuple types, which an
+  // ordinary `string[]` does not satisfy.
+  it('types bounded arrays as T[], not as a union of tuples', async () => {
+    const { code, warnings } = await generate([
+      type('tagged', {
+        type: 'object',
+        properties: {
+          tags: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 20 },
+          few: { type: 'array', items: { type: 'number' }, maxItems: 3 },
+        },
+        required: ['tags'],
+        additionalProperties: false,
+      }),
+    ]);
+    expect(warnings).toEqual([]);
+    expect(code).toMatch(/ {2}tags: string\[\];/);
+    expect(code).toMatch(/ {2}few\?: number\[\];/);
+    expect(code).not.toMatch(/\[string, string/);
+  });
+
   it("names each type's own parts after it, so two types' $defs never clash", async () => {
     const { code } = await generate([type('a', tree), type('b', tree)]);
     expect(code).toContain('export type A_Schema0 = {');

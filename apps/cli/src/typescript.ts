@@ -76,6 +76,9 @@ async function inputType(
   delete schema.$schema;
   const code = await compile(schema as Parameters<Compile>[0], name, {
     bannerComment: '',
+    // `maxItems: 20` would be a union of 20 tuple types, which an ordinary `string[]` does not
+    // satisfy: a bounded array is `T[]`, its bounds checked by the API (issue 27, item 8).
+    ignoreMinAndMaxItems: true,
     // A schema from the registry must not make the CLI read files or fetch URLs.
     $refOptions: { resolve: { external: false } },
     // Named parts ($defs, titles) get the type's prefix, so two types' parts never clash.

@@ -1,17 +1,30 @@
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { TaskWorkerLogger } from '../worker/job-data.js';
+import { SchemaValidators } from '../validation/schema-validators.js';
 import type { FieldError } from './outcomes.js';
 
 /**
- * Validates answers against the JSON Schema a handler published in `inputRequest.schema`.
- * Compiled validators are cached by schema text (handlers reuse a handful of schemas).
+ * Validates answers against the JSON Schema a handler published in `inputRequest.schema`, as the
+ * handler's zod would (formats, patterns in linear time: `SchemaValidators`). Compiled validators
+ * are kept by schema text, at most `MAX_COMPILED` of them (handlers reuse a handful of schemas;
+ * a stream of distinct questions must not grow the heap).
  */
 export class InputValidator {
-  private readonly ajv = new Ajv2020({ allErrors: true, strict: false });
-  private readonly cache = new Map<string, ValidateFunction>();
+  static readonly MAX_COMPILED = 256;
+  private readonly validators: SchemaValidators;
+
+  constructor(logger?: TaskWorkerLogger) {
+    this.validators = new SchemaValidators({ logger, max: InputValidator.MAX_COMPILED });
+  }
+
+  /** How many compiled schemas ajv holds (at most `MAX_COMPILED`). */
+  get compiledSchemas(): number {
+    return this.validators.compiledSchemas;
+  }
 
   /** `[]` when `value` matches `schema`, otherwise one entry per problem. */
   validate(schema: Record<string, unknown>, value: unknown): FieldError[] {
-    const validate = this.compiled(schema);
+    const { $schema: _ignored, ...rest } = schema;
+    const validate = this.validators.get(JSON.stringify(schema), rest, { schema: 'answer' });
     if (validate(value)) return [];
     return (validate.errors ?? []).map((e) => {
       const extra =
@@ -21,17 +34,5 @@ export class InputValidator {
       const path = `input${`${e.instancePath}${extra}`.replaceAll('/', '.')}`;
       return { path, message: e.message ?? 'is invalid' };
     });
-  }
-
-  private compiled(schema: Record<string, unknown>): ValidateFunction {
-    const text = JSON.stringify(schema);
-    let validate = this.cache.get(text);
-    if (!validate) {
-      if (this.cache.size >= 256) this.cache.clear();
-      const { $schema: _ignored, ...rest } = schema;
-      validate = this.ajv.compile(rest);
-      this.cache.set(text, validate);
-    }
-    return validate;
   }
 }

@@ -119,7 +119,7 @@ export class TaskEngine {
   readonly events: TaskEvents;
   /** Each task's side channel for the protocol doors (MCP's task message queue). */
   readonly messages: EngineMessages;
-  private readonly answers = new InputValidator();
+  private readonly answers: InputValidator;
   private readonly schedules: Schedules;
   /** Shards past the configured count that task ids still name (the count was lowered). */
   private readonly retired = new Map<number, Shard>();
@@ -144,6 +144,7 @@ export class TaskEngine {
       throw new RangeError(`shards must be an integer from 1 to ${MAX_SHARDS}`);
     }
     this.events = opts.events;
+    this.answers = new InputValidator(opts.logger);
     const redis = <T>(operation: () => Promise<T>) => this.redis(operation);
     this.shardDeps = { ...opts, redis, heartbeatMs: opts.heartbeatMs ?? 15_000 };
     this.shards = Array.from({ length: count }, (_, i) => new Shard(i, this.shardDeps));

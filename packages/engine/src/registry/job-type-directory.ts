@@ -1,8 +1,9 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Redis } from 'ioredis';
 import type { FieldError } from '../engine/outcomes.js';
 import type { TaskWorkerLogger } from '../worker/job-data.js';
 import { QUEUE_NAME } from '../keys.js';
+import { SchemaValidators } from '../validation/schema-validators.js';
 import { JobTypeRegistry, type RegisteredJobType } from './job-type-registry.js';
 
 export interface JobTypeDirectoryOptions {
@@ -30,8 +31,10 @@ export interface JobTypeDirectoryOptions {
 export class JobTypeDirectory {
   readonly registry: JobTypeRegistry;
   private types = new Map<string, RegisteredJobType>();
-  private readonly validators = new Map<string, ValidateFunction>();
-  private readonly ajv = new Ajv2020({ allErrors: true, strict: false });
+  /** Input schemas compiled, by type and version (formats checked, patterns in linear time). */
+  private readonly validators: SchemaValidators;
+  /** The versions whose schema did not compile: their inputs are left to the worker. */
+  private readonly uncompiled = new Set<string>();
   private loading: Promise<void> | undefined;
   private lastMissRead = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -41,6 +44,7 @@ export class JobTypeDirectory {
 
   constructor(private readonly opts: JobTypeDirectoryOptions) {
     this.registry = new JobTypeRegistry(opts.connection, opts.prefix);
+    this.validators = new SchemaValidators({ logger: opts.logger, max: 1024 });
   }
 
   /** Subscribes to changes and reads the registry; a Redis that is away is retried later. */
@@ -157,22 +161,26 @@ export class JobTypeDirectory {
 
   private compiled(type: RegisteredJobType): ValidateFunction {
     const key = `${type.name}@${type.version}`;
-    let validate = this.validators.get(key);
-    if (!validate) {
-      if (this.validators.size >= 1024) this.validators.clear();
+    if (!this.uncompiled.has(key)) {
       try {
-        validate = this.ajv.compile(type.inputSchema);
+        return this.validators.get(key, type.inputSchema, {
+          type: type.name,
+          version: type.version,
+        });
       } catch (err) {
         // A schema ajv cannot compile (a worker's zod emitted something exotic): accept the
         // input here and let the worker's own zod schema, which is the authority, judge it.
         this.opts.logger?.warn({ err, type: key }, 'input schema does not compile; not checked');
-        validate = Object.assign(() => true, { errors: null }) as unknown as ValidateFunction;
+        if (this.uncompiled.size >= 1024) this.uncompiled.clear();
+        this.uncompiled.add(key);
       }
-      this.validators.set(key, validate);
     }
-    return validate;
+    return ACCEPT_ALL;
   }
 }
+
+/** The validator of a schema that did not compile: the worker judges the input. */
+const ACCEPT_ALL = Object.assign(() => true, { errors: null }) as unknown as ValidateFunction;
 
 function toFieldError(e: ErrorObject): FieldError {
   const extra =
