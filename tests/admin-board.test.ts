@@ -29,7 +29,7 @@ describe('queue dashboard (bull-board) at /admin/queues', () => {
   it('is read-only by default', async () => {
     const res = await api.http('GET', '/admin/queues/api/queues', { key: ADMIN_KEY });
     expect(res.status).toBe(200);
-    const tasks = res.body.queues.find((q: { name: string }) => q.name === 'tasks');
+    const tasks = res.body.queues.find((q: { name: string }) => q.name === 'tasks.echo');
     expect(tasks.readOnlyMode).toBe(true);
     // Under fair share (the default) jobs wait in BullMQ's prioritized set.
     expect(tasks.counts.waiting + tasks.counts.prioritized).toBe(3);
@@ -68,11 +68,11 @@ describe('queue dashboard (bull-board) at /admin/queues', () => {
       await page.waitForLoadState('networkidle');
       await page.getByText('Loading...').waitFor({ state: 'detached', timeout: 20_000 });
       const text = await page.locator('body').innerText();
-      expect(text).toContain('tasks');
+      expect(text).toContain('tasks.echo');
       expect(text).toContain('webhooks');
       // 3 echo + 1 sleep in all, in BullMQ's prioritized set under fair share (the default).
       expect(text).toMatch(/PRIORITIZED\s+4\b/);
-      expect(text).toMatch(/tasks\s+No workers\s+3 Jobs/);
+      expect(text).toMatch(/tasks\.echo\s+No workers\s+3 Jobs/);
       expect(text).toMatch(/tasks-slow\s+No workers\s+1 Job/);
       const png = await page.screenshot({ fullPage: true });
       expect(png.length).toBeGreaterThan(10_000);

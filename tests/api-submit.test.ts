@@ -39,7 +39,7 @@ describe('POST /v1/jobs', () => {
     expect(res.body.lastUpdatedAt).toBe(res.body.createdAt);
     // Stored: the BullMQ job exists under the task id, and the handle is readable.
     expect(
-      await api.engine.shardOf(res.body.taskId).jobs.queue.getJob(res.body.taskId),
+      await api.engine.shardOf(res.body.taskId).jobs.queueFor('echo').getJob(res.body.taskId),
     ).toBeTruthy();
     const get = await api.http('GET', `/v1/jobs/${res.body.taskId}`);
     expect(get.status).toBe(200);

@@ -201,7 +201,7 @@ describe('answering', () => {
     await until(a, id, 'input_required');
     // The parked job loses its place in the delayed set (as after a partial write): its data is
     // still there, so it exists, but promoting it fails.
-    expect(await redis.zrem(`${a.prefix}:tasks:delayed`, id)).toBe(1);
+    expect(await redis.zrem(`${a.prefix}:tasks.approval:delayed`, id)).toBe(1);
     const res = await a.http('POST', `/v1/jobs/${id}/input`, {
       body: { input: { approved: true } },
     });

@@ -219,8 +219,8 @@ describe('a submit on the API process (Node, and Bun in the second pass)', () =>
     expect(seen, seen.join('\n')).toHaveLength(1);
     const [call] = scripts;
     expect(call!.some((a) => a.endsWith(`:task:${id}`))).toBe(true);
-    expect(call!.some((a) => a.endsWith(':tasks:prioritized'))).toBe(true); // BullMQ's keys
-    const job = await redis.keys(`${prefix}*:tasks:${id}`);
+    expect(call!.some((a) => a.endsWith(':tasks.echo:prioritized'))).toBe(true); // BullMQ's keys
+    const job = await redis.keys(`${prefix}*:tasks.echo:${id}`);
     expect(job).toHaveLength(1);
   });
 });

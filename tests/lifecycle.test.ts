@@ -124,7 +124,7 @@ describe('cancel', () => {
       const id = res.body.taskId;
       const cancel = await idle.http('POST', `/v1/jobs/${id}/cancel`);
       expect(cancel.body.status).toBe('cancelled');
-      expect(await idle.tasks.queue.getJob(id)).toBeUndefined();
+      expect(await idle.tasks.queueFor('echo').getJob(id)).toBeUndefined();
       const w = await startWorker(idle.prefix);
       try {
         const echo = (await idle.http('POST', '/v1/jobs', { body: { type: 'echo', input: {} } }))
@@ -193,7 +193,7 @@ describe('input_required', () => {
     await status(id, 'input_required');
     const res = await api.http('POST', `/v1/jobs/${id}/cancel`);
     expect(res.body.status).toBe('cancelled');
-    expect(await api.tasks.queue.getJob(id)).toBeUndefined();
+    expect(await api.tasks.queueFor('approval').getJob(id)).toBeUndefined();
     expect(
       (await api.http('POST', `/v1/jobs/${id}/input`, { body: { input: { approved: true } } }))
         .status,

@@ -86,7 +86,7 @@ describe('a task whose job never arrived', () => {
     const [member] = await redis.zrange(`${prefix}:tenant:alpha:tasks`, 0, 0);
     const id = (member ?? '').slice(14);
     expect(await statusOf(prefix, id)).toBe('working');
-    expect(await redis.exists(`${prefix}:tasks:${id}`)).toBe(0); // no job
+    expect(await redis.exists(`${prefix}:tasks.echo:${id}`)).toBe(0); // no job
 
     // Paused, so the re-added job can be looked at before it runs.
     const a = await startInProcessApi({ prefix });
@@ -118,7 +118,7 @@ describe('a job parked without its input_required', () => {
     const id = res.body.taskId as string;
     await new Promise<void>((r) => crashing.child.once('exit', () => r()));
     expect(await statusOf(a.prefix, id)).toBe('working');
-    expect(await redis.zscore(`${a.prefix}:tasks:delayed`, id)).not.toBeNull();
+    expect(await redis.zscore(`${a.prefix}:tasks.approval:delayed`, id)).not.toBeNull();
 
     await worker(a.prefix, FAST_RECONCILER);
     const asking = await waitFor(
@@ -268,7 +268,7 @@ describe('the sweep', () => {
     for (const id of ids) {
       const repairs = await redis.hget(`${prefix}:task:${id}`, FIELD.repairs);
       expect([id, repairs]).toEqual([id, done.includes(id) ? null : '1']);
-      const job = await redis.exists(`${prefix}:tasks:${id}`);
+      const job = await redis.exists(`${prefix}:tasks.echo:${id}`);
       expect([id, job]).toEqual([id, done.includes(id) ? 0 : 1]);
     }
     // Round again: every job is there now, so nothing more to repair, and nothing is lost.
@@ -298,7 +298,7 @@ describe('the sweep', () => {
     await redis.sadd(`${prefix}:open-tenants`, ...old);
     const r = await reconciler(prefix, 500);
     expect((await r.sweep(Date.now() + 1000)).requeue).toBe(230);
-    for (const { id } of records) expect(await redis.exists(`${prefix}:tasks:${id}`)).toBe(1);
+    for (const { id } of records) expect(await redis.exists(`${prefix}:tasks.echo:${id}`)).toBe(1);
     expect(await redis.exists(`${prefix}:open-tenants`)).toBe(0);
     expect(await redis.zrange(`${prefix}:open-tenant-names`, 0, -1)).toEqual(tenants);
   });
@@ -323,6 +323,6 @@ describe('the sweep', () => {
     expect(requeued).toBe(4);
     expect(await redis.exists(`${prefix}:open`)).toBe(0);
     expect(await redis.zrange(`${prefix}:open-tenant-names`, 0, -1)).toEqual(['old']);
-    for (const id of open) expect(await redis.exists(`${prefix}:tasks:${id}`)).toBe(1);
+    for (const id of open) expect(await redis.exists(`${prefix}:tasks.echo:${id}`)).toBe(1);
   });
 });

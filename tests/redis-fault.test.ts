@@ -221,7 +221,7 @@ describe('Redis is full', () => {
     const retried = await a.http('POST', '/v1/jobs', { body, headers: { 'idempotency-key': key } });
     expect(retried.status, retried.text).toBe(202);
     expect(retried.headers.get('idempotent-replayed')).toBeNull();
-    expect(await a.tasks.queue.getJob(retried.body.taskId)).toBeTruthy();
+    expect(await a.tasks.queueFor('echo').getJob(retried.body.taskId)).toBeTruthy();
   });
 
   it('refuses one submit bigger than the room left, storing nothing, not even its key', async () => {
@@ -254,7 +254,7 @@ describe('Redis is full', () => {
     const retried = await a.http('POST', '/v1/jobs', { body, headers: { 'idempotency-key': key } });
     expect(retried.status, retried.text).toBe(202);
     expect(retried.headers.get('idempotent-replayed')).toBeNull();
-    expect(await a.tasks.queue.getJob(retried.body.taskId)).toBeTruthy();
+    expect(await a.tasks.queueFor('echo').getJob(retried.body.taskId)).toBeTruthy();
   });
 });
 

@@ -35,7 +35,8 @@ describe('queues per job type', () => {
   it('a worker started for some types leaves the others queued; their own worker drains them', async () => {
     const a = await api();
     const echoOnly = await worker(a.prefix, { LONGRUN_WORKER_TYPES: 'echo' });
-    expect(echoOnly.ready.queues).toEqual(['tasks']);
+    // Its type's own queue, and the shared one older versions placed jobs on.
+    expect(echoOnly.ready.queues).toEqual(['tasks.echo', 'tasks']);
     const sleep = (await a.http('POST', '/v1/jobs', { body: { type: 'sleep', input: { ms: 50 } } }))
       .body.taskId;
     const echo = (await a.http('POST', '/v1/jobs', { body: { type: 'echo', input: {} } })).body
@@ -45,7 +46,7 @@ describe('queues per job type', () => {
     expect(await a.tasks.queueFor('sleep').getJobCountByTypes('waiting', 'prioritized')).toBe(1);
     expect((await statusOf(a, sleep)).statusMessage).toBe('queued');
     const sleeper = await worker(a.prefix, { LONGRUN_WORKER_TYPES: 'sleep' });
-    expect(sleeper.ready.queues).toEqual(['tasks-slow']);
+    expect(sleeper.ready.queues).toEqual(['tasks-slow', 'tasks']);
     await waitFor(async () => (await statusOf(a, sleep)).status === 'completed');
     const metrics = (await a.http('GET', '/metrics')).text;
     expect(metrics).toContain('longrun_queue_jobs{queue="tasks-slow",state="waiting",shard="0"} 0');

@@ -267,7 +267,7 @@ describe(`on a 3-primary Redis Cluster with ${SHARDS} shards`, () => {
     const metrics = (await http('GET', '/metrics')).text;
     for (let shard = 0; shard < SHARDS; shard++) {
       expect(metrics).toContain(
-        `longrun_queue_jobs{queue="tasks",state="waiting",shard="${shard}"}`,
+        `longrun_queue_jobs{queue="tasks.echo",state="waiting",shard="${shard}"}`,
       );
     }
   });

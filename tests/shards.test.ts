@@ -156,7 +156,7 @@ describe('shards on one Redis', () => {
     // Its metrics still count shards 2 and 3, so the drain can be watched.
     const metrics = (await two.http('GET', '/metrics')).text;
     expect(metrics).toMatch(
-      /longrun_queue_jobs\{queue="tasks",state="prioritized",shard="3"\} [1-9]/,
+      /longrun_queue_jobs\{queue="tasks\.echo",state="prioritized",shard="3"\} [1-9]/,
     );
     // A worker started now serves the 4 announced (the highest count stays), so shards 2 and 3
     // are drained.
@@ -188,7 +188,7 @@ describe('shards on one Redis', () => {
     const metrics = (await a.http('GET', '/metrics')).text;
     for (const shard of ['0', '1', '2']) {
       expect(metrics).toContain(
-        `longrun_queue_jobs{queue="tasks",state="waiting",shard="${shard}"}`,
+        `longrun_queue_jobs{queue="tasks.echo",state="waiting",shard="${shard}"}`,
       );
     }
     const queues = await a.http('GET', '/admin/queues/api/queues', { key: 'admin-key-0123456789' });

@@ -26,9 +26,9 @@ export interface JobTypeDefinition<S extends z.ZodType = z.ZodType, R = unknown>
   /** Base of the exponential backoff between attempts. */
   backoffMs?: number;
   /**
-   * Runs this type on a BullMQ queue of its own (`tasks-<queue>`), so a slow or bursty type cannot
-   * starve the others, and workers can be started for a subset of types. Default: the shared
-   * `tasks` queue.
+   * Names the BullMQ queue this type runs on (`tasks-<queue>`), e.g. for types that share a
+   * rate limit's queue. Default: a queue of its own (`tasks.<name>`). Either way only workers
+   * serving the type take its jobs; a worker gives back a job of a type it does not serve.
    */
   queue?: string;
   /**

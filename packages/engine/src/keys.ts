@@ -1,11 +1,34 @@
-/** BullMQ queue that carries every job type (BullMQ keys: `<prefix>:tasks:*`). */
+/**
+ * The shared BullMQ queue every job type ran on before each had its own (BullMQ keys:
+ * `<prefix>:tasks:*`). Workers keep draining it, so jobs an older API or worker version left there
+ * still run (docs/decisions.md, "A queue per job type"); nothing new goes to it unless an older worker version is the one the
+ * registry routes to.
+ */
 export const QUEUE_NAME = 'tasks';
 
 /**
- * The BullMQ queue a job type runs on.
- * @example queueNameFor({ queue: 'slow' }) // 'tasks-slow'
+ * The BullMQ queue a job type runs on: the queue its worker announced (`queueName`), else a queue
+ * named by the type (`queue`), else one of its own per type. Only workers that serve
+ * a type consume its queue, so no worker picks up a job it has no handler for.
+ * @example queueNameFor({ name: 'resize', queue: 'images' }) // 'tasks-images'
+ * @example queueNameFor({ name: 'echo' }) // 'tasks.echo'
  */
-export function queueNameFor(definition: { queue?: string }): string {
+export function queueNameFor(definition: {
+  name: string;
+  queue?: string | undefined;
+  queueName?: string | undefined;
+}): string {
+  if (definition.queueName) return definition.queueName;
+  return definition.queue
+    ? `${QUEUE_NAME}-${definition.queue}`
+    : `${QUEUE_NAME}.${definition.name}`;
+}
+
+/**
+ * Where a version of a job type that announced no queue name ran (before each type had its own): a named
+ * queue, or the shared `tasks` queue.
+ */
+export function legacyQueueNameFor(definition: { queue?: string | undefined }): string {
   return definition.queue ? `${QUEUE_NAME}-${definition.queue}` : QUEUE_NAME;
 }
 

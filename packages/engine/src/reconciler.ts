@@ -330,22 +330,29 @@ export class Reconciler {
     return due;
   }
 
-  /** The task's job as BullMQ keeps it: there or not, and delayed until when. */
+  /**
+   * The task's job as BullMQ keeps it: there or not, and delayed until when. It is looked for in
+   * every queue the type's jobs may be in (its own, its other versions', the legacy shared one),
+   * so a job an older version placed is not taken for lost and added a second time.
+   */
   private async jobFacts(task: Checked): Promise<{ jobState: BullJobState; parked: boolean }> {
-    const queue = this.jobs.queueFor(task.type);
-    const [[, exists], [, score]] = ((await this.opts.connection
-      .pipeline()
-      .exists(queue.toKey(task.id))
-      .zscore(queue.keys.delayed ?? queue.toKey('delayed'), task.id)
-      .exec()) ?? [
-      [null, 0],
-      [null, null],
-    ]) as [[unknown, number], [unknown, string | null]];
-    if (!exists) return { jobState: 'unknown', parked: false };
-    if (score === null) return { jobState: 'waiting', parked: false };
-    // BullMQ scores a delayed job by its due time × 0x1000 (plus a counter).
-    const dueAt = Math.floor(Number(score) / 0x1000);
-    return { jobState: 'delayed', parked: dueAt >= task.createdAt + task.ttlMs };
+    const queues = this.jobs.queuesFor(task.type);
+    const pipeline = this.opts.connection.pipeline();
+    for (const queue of queues) {
+      pipeline.exists(queue.toKey(task.id));
+      pipeline.zscore(queue.keys.delayed ?? queue.toKey('delayed'), task.id);
+    }
+    const replies = ((await pipeline.exec()) ?? []) as [unknown, unknown][];
+    for (let i = 0; i < queues.length; i++) {
+      const exists = Number(replies[2 * i]?.[1] ?? 0);
+      const score = (replies[2 * i + 1]?.[1] ?? null) as string | null;
+      if (!exists) continue;
+      if (score === null) return { jobState: 'waiting', parked: false };
+      // BullMQ scores a delayed job by its due time × 0x1000 (plus a counter).
+      const dueAt = Math.floor(Number(score) / 0x1000);
+      return { jobState: 'delayed', parked: dueAt >= task.createdAt + task.ttlMs };
+    }
+    return { jobState: 'unknown', parked: false };
   }
 
   /** Applies one repair; `false` when the task moved on meanwhile (the guard refused). */

@@ -22,8 +22,19 @@ export interface TaskQueueOptions {
 /** Where and how a job type's jobs run: what `TaskQueue` needs of a job type. */
 export interface JobPlacement {
   name: string;
-  /** Its own queue (`tasks-<queue>`); none: the shared `tasks` queue. */
+  /** The queue it names (`tasks-<queue>`); none: a queue of its own (`tasks.<name>`). */
   queue?: string | undefined;
+  /** The BullMQ queue its workers announced (the registry's); wins over the two above. */
+  queueName?: string | undefined;
+  /**
+   * Every registered version (the registry's), whose queues may still hold the type's jobs
+   * (a rolling deploy, or jobs an older version placed).
+   */
+  versions?: readonly {
+    name: string;
+    queue?: string | undefined;
+    queueName?: string | undefined;
+  }[];
   attempts?: number | undefined;
   backoffMs?: number | undefined;
 }
@@ -115,8 +126,11 @@ const WILL_RUN = new Set(['waiting', 'prioritized', 'active', 'waiting-children'
  * records or tenants' rights; the engine decides what is done and in which order.
  */
 export class TaskQueue {
-  /** The shared `tasks` queue. */
-  readonly queue: Queue;
+  /**
+   * The shared `tasks` queue every type ran on before each had its own: jobs older versions
+   * left there are still found, counted and drained.
+   */
+  readonly legacyQueue: Queue;
   private readonly byName = new Map<string, Queue>();
   /** The webhook deliveries queue (filled by workers), for dashboards. */
   readonly webhookQueue: Queue;
@@ -131,7 +145,7 @@ export class TaskQueue {
     this.prefix = opts.prefix;
     this.cancelChannel = taskKeys(opts.prefix, opts.channelPrefix).cancelChannel;
     this.types = opts.types ?? new Map();
-    this.queue = this.queueNamed(QUEUE_NAME);
+    this.legacyQueue = this.queueNamed(QUEUE_NAME);
     this.webhookQueue = new Queue(WEBHOOK_QUEUE_NAME, {
       connection: opts.connection,
       prefix: opts.prefix,
@@ -139,16 +153,46 @@ export class TaskQueue {
     this.webhookQueue.on('error', () => undefined);
   }
 
-  /** Every queue a known job type runs on, by name (new types' queues appear as they register). */
+  /**
+   * Every queue a known job type runs on (each version's), and the legacy shared one, by name:
+   * new types' queues appear as they register.
+   */
   get queues(): ReadonlyMap<string, Queue> {
-    for (const type of this.types.values()) this.queueNamed(queueNameFor(type));
+    for (const type of this.types.values()) {
+      this.queueNamed(queueNameFor(type));
+      for (const version of type.versions ?? []) this.queueNamed(queueNameFor(version));
+    }
     return this.byName;
   }
 
-  /** The queue a job type runs on (the shared one for types not known). */
+  /** The queue a job type's new jobs go to (a queue of its own for a type not known). */
   queueFor(type: string): Queue {
+    return this.queueNamed(queueNameFor(this.types.get(type) ?? { name: type }));
+  }
+
+  /**
+   * The queues a job of this type may be in, most likely first: where new ones go, where its
+   * other versions put them, its own, and the legacy shared queue (jobs placed before the type
+   * had a queue of its own).
+   */
+  queuesFor(type: string): Queue[] {
     const placement = this.types.get(type);
-    return placement?.queue ? this.queueNamed(queueNameFor(placement)) : this.queue;
+    const names = new Set([
+      queueNameFor(placement ?? { name: type }),
+      ...(placement?.versions ?? []).map((v) => queueNameFor(v)),
+      queueNameFor({ name: type, queue: placement?.queue }),
+      QUEUE_NAME,
+    ]);
+    return [...names].map((name) => this.queueNamed(name));
+  }
+
+  /** The task's job and the queue it is in, wherever the type's jobs may be; `undefined`: none. */
+  async findJob(taskId: string, type: string): Promise<{ job: Job; queue: Queue } | undefined> {
+    for (const queue of this.queuesFor(type)) {
+      const job = await Job.fromId(queue, taskId);
+      if (job) return { job, queue };
+    }
+    return undefined;
   }
 
   /** The BullMQ queue of that name, made on first use. */
@@ -173,7 +217,7 @@ export class TaskQueue {
     definition: JobPlacement,
     opts: EnqueueOptions = {},
   ): Promise<void> {
-    const queue = definition.queue ? this.queueNamed(queueNameFor(definition)) : this.queue;
+    const queue = this.queueNamed(queueNameFor(definition));
     await queue.add(definition.name, jobData(record, opts), jobOptions(record, definition, opts));
   }
 
@@ -187,7 +231,7 @@ export class TaskQueue {
     definition: JobPlacement,
     opts: EnqueueOptions & { fairShare?: boolean } = {},
   ): JobAdd | undefined {
-    const queue = definition.queue ? this.queueNamed(queueNameFor(definition)) : this.queue;
+    const queue = this.queueNamed(queueNameFor(definition));
     const options = jobOptions(
       record,
       definition,
@@ -198,11 +242,14 @@ export class TaskQueue {
 
   /** Removes a job that is not running (waiting, delayed, parked). `false` if it could not be. */
   async removeJob(taskId: string, type: string): Promise<boolean> {
-    try {
-      return (await this.queueFor(type).remove(taskId)) === 1;
-    } catch {
-      return false; // locked by a worker: the cancel broadcast reaches it instead
+    for (const queue of this.queuesFor(type)) {
+      try {
+        if ((await queue.remove(taskId)) === 1) return true;
+      } catch {
+        return false; // locked by a worker: the cancel broadcast reaches it instead
+      }
     }
+    return false;
   }
 
   /**
@@ -211,9 +258,9 @@ export class TaskQueue {
    * one that will never run (gone, or in no list after a partial write): that one is replaced.
    */
   async wake(record: JobRecord & { type: string }, definition: JobPlacement): Promise<WakeOutcome> {
-    const queue = this.queueFor(record.type);
-    const job = await Job.fromId(queue, record.id);
-    if (job) {
+    const found = await this.findJob(record.id, record.type);
+    if (found) {
+      const { job, queue } = found;
       try {
         await job.promote();
         return 'woken';
@@ -228,9 +275,9 @@ export class TaskQueue {
 
   /** Promotes a delayed job; `false` when there is none to promote. */
   async promote(taskId: string, type: string): Promise<boolean> {
-    const job = await Job.fromId(this.queueFor(type), taskId);
-    if (!job) return false;
-    await job.promote();
+    const found = await this.findJob(taskId, type);
+    if (!found) return false;
+    await found.job.promote();
     return true;
   }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { JobTypeDefinition } from '@longrun/core';
+import { queueNameFor } from '../keys.js';
 import { stableJson } from '../stable-json.js';
 
 /** What a worker publishes about one job type it serves: enough to validate and enqueue it. */
@@ -8,8 +9,14 @@ export interface JobTypeDescriptor {
   name: string;
   /** A content hash of everything below: two workers with equal versions agree on the type. */
   version: string;
-  /** The type's own queue (`tasks-<queue>`), or none for the shared `tasks` queue. */
+  /** The queue the type names (`tasks-<queue>`), if it names one. */
   queue?: string | undefined;
+  /**
+   * The BullMQ queue this version's workers consume for it, and where the API puts its jobs:
+   * its named queue, or one of its own (`tasks.<name>`). Versions registered before workers
+   * announced it have none: they ran on the shared `tasks` queue (see `legacyQueueNameFor`).
+   */
+  queueName?: string | undefined;
   attempts: number;
   backoffMs: number;
   /** How long one run may take by default, and at most (ms); unset: no timeout. */
@@ -37,6 +44,7 @@ export function describeJobType(definition: JobTypeDefinition): JobTypeDescripto
   const body = {
     name: definition.name,
     ...(definition.queue ? { queue: definition.queue } : {}),
+    queueName: queueNameFor(definition),
     attempts: definition.attempts ?? 1,
     backoffMs: definition.backoffMs ?? DEFAULT_BACKOFF_MS,
     ...(definition.timeoutMs ? { timeoutMs: definition.timeoutMs } : {}),

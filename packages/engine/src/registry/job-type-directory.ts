@@ -2,7 +2,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Redis } from 'ioredis';
 import type { FieldError } from '../engine/outcomes.js';
 import type { TaskWorkerLogger } from '../worker/job-data.js';
-import { QUEUE_NAME } from '../keys.js';
+import { queueNameFor } from '../keys.js';
 import { SchemaValidators } from '../validation/schema-validators.js';
 import { JobTypeRegistry, type RegisteredJobType } from './job-type-registry.js';
 
@@ -150,7 +150,7 @@ export class JobTypeDirectory {
     if (own.length === 0) return;
     const pipeline = this.opts.connection.pipeline();
     for (const type of own) {
-      pipeline.hget(`${this.opts.prefix}:${QUEUE_NAME}-${type.queue}:meta`, 'concurrency');
+      pipeline.hget(`${this.opts.prefix}:${queueNameFor(type)}:meta`, 'concurrency');
     }
     const replies = (await pipeline.exec()) ?? [];
     for (const [i, type] of own.entries()) {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { taskKeys, type TaskKeys } from '../keys.js';
+import { legacyQueueNameFor, taskKeys, type TaskKeys } from '../keys.js';
 import type { JobTypeDescriptor } from './describe.js';
 
 /** One version of a job type as the registry holds it. */
@@ -28,6 +28,9 @@ export interface RegisteredJobType extends RegisteredVersion {
 
 /** Versions not served and not the newest of their type are dropped after this long unseen. */
 export const REGISTRY_RETAIN_MS = 24 * 3_600_000;
+
+/** A BullMQ queue name (no `:`, which BullMQ refuses, nor a hash tag's braces). */
+const QUEUE_NAME_PATTERN = /^[^:{}\s]{1,200}$/;
 
 const field = (d: { name: string; version: string }) => `${d.name}@${d.version}`;
 
@@ -167,10 +170,16 @@ function parseVersion(
     ) {
       return undefined;
     }
+    const queue = typeof v.queue === 'string' && v.queue ? v.queue : undefined;
     return {
       name: v.name,
       version: v.version,
-      ...(typeof v.queue === 'string' && v.queue ? { queue: v.queue } : {}),
+      ...(queue ? { queue } : {}),
+      // A version that announced no queue name (an older worker) is served where it listened.
+      queueName:
+        typeof v.queueName === 'string' && QUEUE_NAME_PATTERN.test(v.queueName)
+          ? v.queueName
+          : legacyQueueNameFor({ queue }),
       attempts: typeof v.attempts === 'number' ? v.attempts : 1,
       backoffMs: typeof v.backoffMs === 'number' ? v.backoffMs : 1000,
       ...(typeof v.timeoutMs === 'number' && v.timeoutMs > 0 ? { timeoutMs: v.timeoutMs } : {}),
