@@ -30,7 +30,7 @@ export function a2aRouter(engine: TaskEngine, before: RequestHandler[], logger?:
 
   router.use('/a2a', ...before);
   const bindings = { requestHandler, userBuilder: Caller.of };
-  router.use(JSONRPC_PATH, readBody, jsonRpcParseError, jsonRpcHandler(bindings));
+  router.use(JSONRPC_PATH, readBody, jsonRpcParseError, invalidId, jsonRpcHandler(bindings));
   router.use(REST_PATH, readBody, restParseError, restHandler(bindings));
   return router;
 }
@@ -56,6 +56,27 @@ const jsonRpcParseError: ErrorRequestHandler = (err, _req, res, next) => {
     jsonrpc: '2.0',
     id: null,
     error: { code: A2A_ERROR_CODE.PARSE_ERROR, message: 'Invalid JSON payload.' },
+  });
+};
+
+/**
+ * A request whose `id` is not a string, an integer or null (JSON-RPC 2.0 §4; the SDK's own rule):
+ * an invalid request, answered with `id: null` as §5 says when the id cannot be told. The SDK
+ * would refuse it too but echo the id back, and serialising an id nested thousands deep
+ * overflows the stack (a 500).
+ */
+const invalidId: RequestHandler = (req, res, next) => {
+  const body = req.body as unknown;
+  if (typeof body !== 'object' || body === null || !('id' in body)) return next();
+  const { id } = body;
+  if (id === null || typeof id === 'string' || Number.isInteger(id)) return next();
+  res.json({
+    jsonrpc: '2.0',
+    id: null,
+    error: {
+      code: A2A_ERROR_CODE.INVALID_REQUEST,
+      message: 'Invalid JSON-RPC Request: id must be a string, an integer or null.',
+    },
   });
 };
 
