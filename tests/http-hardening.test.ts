@@ -82,11 +82,21 @@ describe('metric route labels (item 18)', () => {
       const res = await raw(api.url, 'GET', path, { authorization: basic });
       expect(res.status, path).toBe(200);
     }
+    // A submit in another case is Express's (the fast lane takes only /v1/jobs): the same label.
+    const submit = await raw(
+      api.url,
+      'POST',
+      '/V1/Jobs',
+      { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+      JSON.stringify({ type: 'echo' }),
+    );
+    expect(submit.status).toBe(202);
     const labels = await routeLabels(api.url);
     const routes = [...labels.keys()].map((k) => k.split(' ')[1] ?? '');
     expect(routes.filter((r) => /[A-Z]/.test(r))).toEqual([]);
     expect(labels.get('POST /a2a/jsonrpc/ 200')).toBe(3);
     expect(labels.get('GET /admin/queues/api/queues 200')).toBe(2);
+    expect(labels.get('POST /v1/jobs/ 202')).toBeGreaterThanOrEqual(1);
   });
 
   it('unknown paths share one label', async () => {
@@ -227,6 +237,36 @@ describe('A2A JSON-RPC ids (item 18)', () => {
     const body = JSON.parse(res.text) as { id: unknown; error: { code: number } };
     expect(body.error.code).toBe(-32600);
     expect(body.id).toBeNull();
+  });
+
+  it('a body nested deeper than the HTTP door allows is an invalid request on both bindings', async () => {
+    const rpc = await raw(
+      api.url,
+      'POST',
+      '/a2a/jsonrpc',
+      rpcHeaders,
+      `{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":${deepArray(50_000)}}}`,
+    );
+    expect(rpc.status).toBe(200);
+    expect(JSON.parse(rpc.text)).toMatchObject({ id: 9, error: { code: -32600 } });
+    const rest = await raw(
+      api.url,
+      'POST',
+      '/a2a/rest/v1/message:send',
+      rpcHeaders,
+      `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":${deepObject(50_000)}}]}}`,
+    );
+    expect(rest.status, rest.text.slice(0, 200)).toBe(400);
+    // What the HTTP door takes as input (64 levels in all) an A2A message may carry as data.
+    const ok = await raw(
+      api.url,
+      'POST',
+      '/a2a/rest/v1/message:send',
+      rpcHeaders,
+      `{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"data":{"type":"echo","input":${deepObject(62)}}}]},"configuration":{"returnImmediately":true}}`,
+    );
+    expect(ok.status, ok.text.slice(0, 300)).toBe(200);
+    expect(JSON.parse(ok.text).task.status.state).not.toBe('TASK_STATE_REJECTED');
   });
 
   it('string, integer and null ids still work', async () => {
