@@ -63,7 +63,14 @@ describe('queue dashboard (bull-board) at /admin/queues', () => {
         outside.push(route.request().url());
         return route.abort();
       });
-      await page.goto(`${api.url}/admin/queues`);
+      // The page runs under the dashboard's CSP (issue 27): nothing of its own may be blocked.
+      const blocked: string[] = [];
+      page.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) blocked.push(m.text());
+      });
+      const doc = await page.goto(`${api.url}/admin/queues`);
+      expect(doc?.headers()['content-security-policy']).toMatch(/default-src 'self'/);
+      expect(doc?.headers()['x-frame-options']).toBe('DENY');
       await page.getByText('tasks-slow').first().waitFor({ timeout: 20_000 });
       await page.waitForLoadState('networkidle');
       await page.getByText('Loading...').waitFor({ state: 'detached', timeout: 20_000 });
@@ -79,6 +86,8 @@ describe('queue dashboard (bull-board) at /admin/queues', () => {
       // bull-board's page links Google Fonts; offline it falls back to system fonts. Nothing else
       // may leave the machine (the route handler aborted every outside request).
       expect(outside.filter((u) => !u.startsWith('https://fonts.googleapis.com/'))).toEqual([]);
+      // The CSP may refuse the page's link to Google Fonts (an outside origin), nothing else.
+      expect(blocked.filter((t) => !t.includes('https://fonts.googleapis.com/'))).toEqual([]);
       await context.close();
     }, 60_000);
   });

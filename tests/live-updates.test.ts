@@ -228,6 +228,16 @@ describe('webhooks', () => {
     'http://192.0.2.1/hook', // documentation (reserved)
     'http://user:pw@example.com/hook',
     'ftp://example.com/hook',
+    // Other spellings of loopback, which delivery refused after resolving them (issue 27).
+    'http://localhost./hook', // the root's trailing dot
+    'http://foo.localhost./hook',
+    'http://LocalHost../hook',
+    'http://localhost.localdomain/hook',
+    'http://ip6-localhost/hook',
+    'http://ip6-loopback/hook',
+    'http://0x7f.1/hook', // 127.0.0.1 in WHATWG's IPv4 forms
+    'http://2130706433/hook',
+    'http://[::ffff:7f00:1]/hook',
   ])('refuses %s at submit, before any connection, storing nothing', async (url) => {
     const strict = await startInProcessApi(); // no allow-list
     try {
@@ -249,6 +259,15 @@ describe('webhooks', () => {
       new WebhookTargetPolicy(['127.0.0.0/8']).refuseUrl('http://127.0.0.1:8080/x'),
     ).toBeNull();
     expect(strict.refuseUrl('https://hooks.example.com/x')).toBeNull(); // checked again at delivery
+    expect(strict.refuseUrl('https://hooks.example.com./x')).toBeNull(); // the root's dot: the same
+    for (const url of ['http://localhost./x', 'http://a.b.localhost./x', 'http://LOCALHOST/x']) {
+      expect(strict.refuseUrl(url), url).toMatch(/localhost/);
+    }
+    // A host the allow-list names is allowed however it is spelled.
+    const named = new WebhookTargetPolicy(['hooks.internal']);
+    for (const url of ['http://hooks.internal/x', 'http://Hooks.Internal./x']) {
+      expect(named.refuseUrl(url), url).toBeNull();
+    }
     // Public addresses stay allowed, including a public IPv4 reached through NAT64 or 6to4.
     for (const url of [
       'http://8.8.8.8/x',
@@ -277,14 +296,21 @@ describe('webhooks', () => {
         body: { type: 'echo', callback: { url } },
       });
       expect(res.status).toBe(202);
-      await waitFor(
+      const refused = await waitFor(
         async () =>
-          w.lines.some((l) => l.includes('webhook delivery failed') && l.includes('not allowed')),
+          w.lines.find((l) => l.includes('webhook delivery failed') && l.includes('not allowed')),
         {
           what: 'delivery refused',
         },
       );
       expect(receiver.connections).toBe(before);
+      // A target refused at delivery fails once: it is not retried (10 times over 17 minutes).
+      expect(JSON.parse(refused)).toMatchObject({ final: true });
+      const job = await waitFor(async () => {
+        const failed = await strict.engine.jobs.webhookQueue.getFailed();
+        return failed.length > 0 ? failed[0] : undefined;
+      });
+      expect(job?.attemptsMade).toBe(1);
     } finally {
       await w.stop();
       await strict.close();

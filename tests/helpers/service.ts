@@ -126,6 +126,8 @@ export async function startInProcessApi(
     prefix?: string;
     rateLimitRps?: number;
     adminKeys?: string[];
+    /** LONGRUN_ADMIN_READ_ONLY (default true). */
+    adminReadOnly?: boolean;
     maxOpenTasks?: number;
     /** LONGRUN_TENANT_MAX_BYTES (0 or unset: no budget). */
     tenantMaxBytes?: number;
@@ -187,6 +189,7 @@ export async function startInProcessApi(
     redisTimeoutMs,
     rateLimitRps: opts.rateLimitRps ?? 0,
     adminKeys: opts.adminKeys ?? [],
+    adminReadOnly: opts.adminReadOnly ?? true,
     fastLane: opts.fastLane ?? true,
   });
   const server: Server = await new Promise((resolve) => {

@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { TenantLimiter, type TaskEngine } from '@longrun/engine';
+import { JSONRPC_PATH, REST_PATH } from './a2a/card.js';
 import { a2aRouter } from './a2a/router.js';
 import { requireTenant, type ApiKeys } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
@@ -10,7 +11,7 @@ import { fastLane } from './http/fast-lane.js';
 import { requestLog, type RequestObserver } from './http/request-log.js';
 import { errorHandler, notFound } from './http/problem.js';
 import { docsRouter } from './routes/docs.js';
-import { adminRouter } from './routes/admin.js';
+import { ADMIN_QUEUES_PATH, adminRouter } from './routes/admin.js';
 import { healthRouter } from './routes/health.js';
 import { addJobTypeRoutes } from './routes/job-types.js';
 import { addJobRoutes } from './routes/jobs.js';
@@ -60,10 +61,13 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   app.set('etag', false);
   app.set('query parser', 'simple');
   const jobs = deps.engine.jobs;
-  const metrics = new ApiMetrics(() => deps.engine.knownShards(), deps.redisTimeoutMs, {
-    tenants: deps.keys.tenants,
-    maxBytes: deps.engine.tenantMaxBytes,
-  });
+  const metrics = new ApiMetrics(
+    () => deps.engine.knownShards(),
+    deps.redisTimeoutMs,
+    { tenants: deps.keys.tenants, maxBytes: deps.engine.tenantMaxBytes },
+    // Every path a router is mounted at below: the route labels' fixed set (see routeLabel).
+    [JSONRPC_PATH, REST_PATH, ADMIN_QUEUES_PATH],
+  );
 
   const observe: RequestObserver = (req, res, seconds, route) =>
     metrics.observe(req, res, seconds, route);

@@ -121,6 +121,13 @@ export const PROBLEM_TYPES = {
       'No `Authorization` header, or a key the API does not know. On `/admin/queues`: not an admin key.',
     todo: 'Send `Authorization: Bearer <key>` with a key from `LONGRUN_API_KEYS` (`/admin/queues` takes a key from `LONGRUN_ADMIN_KEYS`, as a bearer key or a Basic password). `WWW-Authenticate` names the scheme.',
   },
+  'cross-site-request': {
+    title: 'Forbidden',
+    status: [403],
+    means:
+      'A write to the queue dashboard (`/admin/queues`, any method but `GET`, `HEAD` or `OPTIONS`) came from another site: the browser said so (`Sec-Fetch-Site`), or its `Origin` is not the dashboard host. A browser holding the admin password would otherwise send it with a form another site posts.',
+    todo: 'Use the dashboard from its own page. A script that is not a browser sends neither header and is not refused.',
+  },
   'no-route': {
     title: 'Not Found',
     status: [404],

@@ -42,6 +42,38 @@ function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | 'refuse' | null {
   }
 }
 
+/** The error code of a target `WebhookTargetPolicy.lookup` refused (a delivery not to retry). */
+export const REFUSED_TARGET = 'EWEBHOOKTARGET';
+
+/**
+ * Names that mean this machine: RFC 6761's `localhost` and everything under it, and the aliases
+ * distributions' `/etc/hosts` give loopback. Refused by name, before any lookup.
+ */
+const LOOPBACK_NAMES = new Set([
+  'localhost',
+  'localhost.localdomain',
+  'localhost4',
+  'localhost4.localdomain4',
+  'localhost6',
+  'localhost6.localdomain6',
+  'ip6-localhost',
+  'ip6-loopback',
+]);
+
+/**
+ * A host as resolvers treat it: lower case, without IPv6 brackets and without the root's
+ * trailing dot(s) (`localhost.` is `localhost`, `Hooks.Example.` is `hooks.example`). Both
+ * checks compare this form, so a name refused or allowed at submit is refused or allowed the
+ * same way at delivery.
+ * @example targetHost('LocalHost.') // 'localhost'
+ */
+export function targetHost(hostname: string): string {
+  return hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.+$/, '');
+}
+
 /**
  * Decides which webhook targets are allowed. Any address but a public unicast one (and `localhost`)
  * is refused unless the allow-list (`LONGRUN_WEBHOOK_ALLOW`: hosts, IPs or CIDRs) names them. URLs
@@ -54,7 +86,7 @@ export class WebhookTargetPolicy {
 
   /** @example new WebhookTargetPolicy(['127.0.0.1', '10.0.0.0/8', 'hooks.internal']) */
   constructor(allow: readonly string[] = []) {
-    for (const raw of allow.map((s) => s.trim().toLowerCase()).filter(Boolean)) {
+    for (const raw of allow.map((s) => targetHost(s.trim())).filter(Boolean)) {
       const [address = '', bits] = raw.split('/');
       const type = isIP(address) === 6 ? 'ipv6' : isIP(address) === 4 ? 'ipv4' : null;
       if (type && bits !== undefined) this.allowed.addSubnet(address, Number(bits), type);
@@ -73,11 +105,13 @@ export class WebhookTargetPolicy {
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'must be http or https';
     if (parsed.username || parsed.password) return 'must not contain credentials';
-    const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    const host = targetHost(parsed.hostname);
+    if (!host) return 'has no host';
     if (this.allowedHosts.has(host)) return null;
     if (isIP(host))
       return this.addressAllowed(host) ? null : 'targets a private or loopback address';
-    if (host === 'localhost' || host.endsWith('.localhost')) return 'targets localhost';
+    if (LOOPBACK_NAMES.has(host) || host.endsWith('.localhost')) return 'targets localhost';
+    // Any other name is resolved at delivery, and refused then if it reaches such an address.
     return null;
   }
 
@@ -106,13 +140,13 @@ export class WebhookTargetPolicy {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
       const list = addresses as LookupAddress[];
-      const trusted = this.allowedHosts.has(hostname.toLowerCase());
+      const trusted = this.allowedHosts.has(targetHost(hostname));
       const bad = trusted ? undefined : list.find((a) => !this.addressAllowed(a.address));
       if (bad || list.length === 0) {
         const error: NodeJS.ErrnoException = new Error(
           `Webhook target ${hostname} resolves to ${bad?.address ?? 'nothing'}, which is not allowed`,
         );
-        error.code = 'EWEBHOOKTARGET';
+        error.code = REFUSED_TARGET;
         return callback(error, []);
       }
       if (options.all) return callback(null, list);

@@ -23,7 +23,7 @@ import { WEBHOOK_QUEUE_NAME } from './keys.js';
 import { TaskLog } from './task-log.js';
 import { TaskStore } from './task-store.js';
 import type { TaskWorkerLogger } from './worker/job-data.js';
-import type { WebhookTargetPolicy } from './webhook-target.js';
+import { REFUSED_TARGET, type WebhookTargetPolicy } from './webhook-target.js';
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'dropped';
 
@@ -316,6 +316,11 @@ export class WebhookDispatcher {
     const status = await post(callback.url, body, headers, {
       lookup: this.opts.policy.lookup,
       timeoutMs: this.opts.timeoutMs ?? 10_000,
+    }).catch((error: NodeJS.ErrnoException) => {
+      // Refused after resolving (no connection was made): final, like a refusal by name above.
+      // Retrying would ask the same resolver 10 times over 17 minutes for the same answer.
+      if (error.code === REFUSED_TARGET) throw new UnrecoverableError(error.message);
+      throw error;
     });
     if (status === 410) throw new UnrecoverableError('receiver answered 410 Gone');
     if (status < 200 || status >= 300) throw new Error(`receiver answered ${status}`);

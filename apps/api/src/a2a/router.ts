@@ -4,7 +4,7 @@ import { A2A_ERROR_CODE, RequestMalformedError, toRestErrorBody } from '@a2a-js/
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import type { TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
-import { BODY_LIMIT } from '../http/json-body.js';
+import { BODY_LIMIT, depthExceeds, MAX_DEPTH } from '../http/json-body.js';
 import { agentCard, baseUrlOf, JSONRPC_PATH, REST_PATH } from './card.js';
 import { Caller } from './caller.js';
 import { EngineRequestHandler } from './request-handler.js';
@@ -30,8 +30,8 @@ export function a2aRouter(engine: TaskEngine, before: RequestHandler[], logger?:
 
   router.use('/a2a', ...before);
   const bindings = { requestHandler, userBuilder: Caller.of };
-  router.use(JSONRPC_PATH, readBody, jsonRpcParseError, jsonRpcHandler(bindings));
-  router.use(REST_PATH, readBody, restParseError, restHandler(bindings));
+  router.use(JSONRPC_PATH, readBody, jsonRpcParseError, jsonRpcGuard, jsonRpcHandler(bindings));
+  router.use(REST_PATH, readBody, restParseError, restGuard, restHandler(bindings));
   return router;
 }
 
@@ -57,6 +57,49 @@ const jsonRpcParseError: ErrorRequestHandler = (err, _req, res, next) => {
     id: null,
     error: { code: A2A_ERROR_CODE.PARSE_ERROR, message: 'Invalid JSON payload.' },
   });
+};
+
+/**
+ * Deepest body either binding takes: the HTTP door's limit on a whole submit (`MAX_DEPTH`) plus
+ * the levels an A2A message adds around the same input (`params.message.parts[i].data`), so an
+ * input one door takes the other takes too. Deeper bodies overflowed the SDK's recursive
+ * conversions (a `-32603` carrying "Maximum call stack size exceeded").
+ */
+const A2A_MAX_DEPTH = MAX_DEPTH + 8;
+
+const isValidId = (id: unknown) => id === null || typeof id === 'string' || Number.isInteger(id);
+
+/**
+ * Refuses, as JSON-RPC invalid requests (`-32600`, HTTP 200 as the SDK answers them), a body
+ * nested deeper than `A2A_MAX_DEPTH` and a request whose `id` is not a string, an integer or null
+ * (JSON-RPC 2.0 §4, and the SDK's own rule). The SDK would refuse such an id too but echo it
+ * back, and serialising an id nested thousands deep overflowed the stack (a 500); §5 answers
+ * with `id: null` when the id cannot be told.
+ */
+const jsonRpcGuard: RequestHandler = (req, res, next) => {
+  const body = req.body as unknown;
+  if (typeof body !== 'object' || body === null) return next();
+  const id = 'id' in body ? body.id : null;
+  const idOk = isValidId(id);
+  const tooDeep = depthExceeds(body, A2A_MAX_DEPTH);
+  if (idOk && !tooDeep) return next();
+  res.json({
+    jsonrpc: '2.0',
+    id: idOk ? id : null,
+    error: {
+      code: A2A_ERROR_CODE.INVALID_REQUEST,
+      message: idOk
+        ? `Invalid JSON-RPC Request: nested deeper than ${A2A_MAX_DEPTH} levels.`
+        : 'Invalid JSON-RPC Request: id must be a string, an integer or null.',
+    },
+  });
+};
+
+/** A body nested deeper than `A2A_MAX_DEPTH` on the REST binding: 400, as malformed JSON is. */
+const restGuard: RequestHandler = (req, res, next) => {
+  if (!depthExceeds(req.body, A2A_MAX_DEPTH)) return next();
+  const error = new RequestMalformedError(`Body nested deeper than ${A2A_MAX_DEPTH} levels.`);
+  res.status(400).json(toRestErrorBody(error, 400));
 };
 
 /** Invalid JSON on the REST binding: 400 with the binding's error body, as the SDK answers it. */

@@ -10,6 +10,8 @@ export class ApiMetrics {
   private readonly duration: Histogram<'method' | 'route' | 'status'>;
   /** Labelled children, by label values: prom-client hashes the label object on every call. */
   private readonly children = new Map<string, { observe(seconds: number): void }>();
+  /** Mount paths by their lower-case spelling. */
+  private readonly mounts: ReadonlyMap<string, string>;
 
   constructor(
     /**
@@ -20,7 +22,14 @@ export class ApiMetrics {
     redisTimeoutMs: number,
     /** With a storage budget: each tenant's stored bytes, read at scrape time. */
     budget?: { tenants: readonly string[]; maxBytes: number },
+    /**
+     * The paths routers are mounted at (`app.use(path, router)`). Express matches
+     * them in any letter case and gives the request's spelling as `baseUrl`; the label uses the
+     * mount's own, and a request under no mount named here is `unmatched` (see `routeLabel`).
+     */
+    mounts: readonly string[] = [],
   ) {
+    this.mounts = new Map(mounts.map((m) => [m.toLowerCase(), m]));
     collectDefaultMetrics({ register: this.registry });
     this.duration = new Histogram({
       name: 'longrun_http_request_duration_seconds',
@@ -94,10 +103,11 @@ export class ApiMetrics {
    * `trackRequest`'s one `finish` listener, which times the request.
    */
   observe(req: IncomingMessage, res: ServerResponse, seconds: number, given?: string): void {
-    const { route: matched, baseUrl, query } = req as Partial<Request>;
-    let route = given ?? (matched ? `${baseUrl ?? ''}${String(matched.path)}` : 'unmatched');
+    let route = given ?? this.routeLabel(req as Partial<Request>);
     // Long polls are held open on purpose; a label of their own keeps them out of latency SLOs.
-    if (route.endsWith('/result') && query?.wait !== undefined) route += '?wait';
+    if (route.endsWith('/result') && (req as Partial<Request>).query?.wait !== undefined) {
+      route += '?wait';
+    }
     const status = String(res.statusCode);
     const key = `${req.method} ${route} ${status}`;
     let child = this.children.get(key);
@@ -107,6 +117,19 @@ export class ApiMetrics {
       this.children.set(key, child);
     }
     child.observe(seconds);
+  }
+
+  /**
+   * The route pattern a request matched, from a fixed set: the pattern as the code wrote it,
+   * under its router's mount path as the code wrote it (`/a2A/JsonRpc` is `/a2a/jsonrpc/`, as
+   * Express routes it), never a spelling of the request's; a request no route took, or taken
+   * under a mount not named in `mounts`, is `unmatched`.
+   */
+  private routeLabel(req: Partial<Request>): string {
+    const { route: matched, baseUrl = '' } = req;
+    if (!matched) return 'unmatched';
+    const mount = baseUrl === '' ? '' : this.mounts.get(baseUrl.toLowerCase());
+    return mount === undefined ? 'unmatched' : `${mount}${String(matched.path)}`;
   }
 }
 

@@ -2,16 +2,19 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import { Router } from 'express';
+import { Router, type Express } from 'express';
 import type { TaskQueue } from '@longrun/engine';
 import { requireAdmin } from '../http/admin-auth.js';
+import { adminHeaders, refuseCrossSiteWrites } from '../http/admin-guard.js';
 
-export const ADMIN_QUEUES_PATH = '/admin/queues';
+export const ADMIN_PATH = '/admin';
+export const ADMIN_QUEUES_PATH = `${ADMIN_PATH}/queues`;
 
 /**
  * bull-board's queue dashboard at `/admin/queues`, behind the admin keys; read-only unless
  * `readOnly` is false (then operators can retry, promote and clean jobs from it). Queues of job
- * types registered after start-up join the board on its next request.
+ * types registered after start-up join the board on its next request. Every answer under `/admin`
+ * carries a CSP and may not be framed; writes from another site are refused (`admin-guard.ts`).
  */
 export function adminRouter(
   shards: readonly { number: number; jobs: TaskQueue }[],
@@ -40,9 +43,14 @@ export function adminRouter(
     serverAdapter,
     options: { uiConfig: { boardTitle: 'longrun' } },
   });
+  // bull-board serves from an Express app of its own, which would announce itself.
+  const boardApp = serverAdapter.getRouter() as Express;
+  boardApp.disable('x-powered-by');
   const router = Router();
+  router.use(ADMIN_PATH, adminHeaders);
   router.use(
     ADMIN_QUEUES_PATH,
+    refuseCrossSiteWrites,
     requireAdmin(keys),
     (_req, _res, next) => {
       const now = current();
@@ -52,7 +60,7 @@ export function adminRouter(
       }
       next();
     },
-    serverAdapter.getRouter() as Router,
+    boardApp,
   );
   return router;
 }
