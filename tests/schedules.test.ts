@@ -187,6 +187,43 @@ describe('schedules on one API', { timeout: 60_000 }, () => {
     expect((await api.http('POST', '/v1/schedules', { body })).status).toBe(201);
   });
 
+  it('issue 27 #14: a cron too rare to check is refused (400) after a bounded search; at the cap the pattern is not evaluated', async () => {
+    await deleteAll();
+    const create = (body: unknown, headers?: Record<string, string>) =>
+      api.http('POST', '/v1/schedules', { body, ...(headers ? { headers } : {}) });
+    // Fifth Sunday of February (once every 28 years; ~1.1 s of event loop to find twenty runs)
+    // and a pattern that never runs: both refused as not running within the check's horizon.
+    for (const cron of ['0 0 0 ? 2 7#5', '0 0 0 31 2,4,6,9,11 *']) {
+      const refused = await create({ type: 'echo', cron, tz: 'Pacific/Chatham' });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ type: '/problems/invalid-request', status: 400 });
+      expect(refused.body.errors).toEqual([
+        {
+          path: 'cron',
+          message: expect.stringMatching(/^no run within the next 367 days/),
+        },
+      ]);
+    }
+    const body = { type: 'echo', cron: '0 6 * * *' };
+    const keyed = { 'idempotency-key': `at-cap-${Date.now()}` };
+    for (let i = 0; i < 2; i += 1) expect((await create(body)).status).toBe(201);
+    const third = await create(body, keyed);
+    expect(third.status).toBe(201);
+    // At the cap, the cap's problem comes before the pattern is looked at: a pattern the check
+    // would refuse (400) is answered 409, so a tenant at its cap cannot make the API evaluate it.
+    const full = await create({ type: 'echo', cron: '0 0 0 31 2,4,6,9,11 *' });
+    expect(full.status).toBe(409);
+    expect(full.body).toMatchObject({ type: '/problems/too-many-schedules', status: 409 });
+    const bad = await create({ type: 'echo', cron: 'every day' });
+    expect(bad.status).toBe(409);
+    // A repeat of a create the tenant made is still its replay, at the cap too.
+    const replay = await create(body, keyed);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.scheduleId).toBe(third.body.scheduleId);
+    await deleteAll();
+  });
+
   it('with an Idempotency-Key a repeated create is the same schedule; another body is 422; a delete frees the key', async () => {
     await deleteAll();
     const body = { type: 'echo', input: { n: 2 }, cron: '0 6 * * *' };

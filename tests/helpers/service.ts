@@ -147,6 +147,8 @@ export async function startInProcessApi(
     register?: JobCatalog | false;
     /** Submits without Express where they can be (default true, as in production). */
     fastLane?: boolean;
+    /** LONGRUN_TENANT_MAX_STREAMS / LONGRUN_MAX_STREAMS (default: from the open-file limit). */
+    streams?: { perTenant: number; total: number };
   } = {},
 ): Promise<InProcessApi> {
   const prefix = opts.prefix ?? uniquePrefix();
@@ -191,6 +193,7 @@ export async function startInProcessApi(
     adminKeys: opts.adminKeys ?? [],
     adminReadOnly: opts.adminReadOnly ?? true,
     fastLane: opts.fastLane ?? true,
+    ...(opts.streams ? { streams: opts.streams } : {}),
   });
   const server: Server = await new Promise((resolve) => {
     const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));

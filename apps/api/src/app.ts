@@ -7,6 +7,7 @@ import { a2aRouter } from './a2a/router.js';
 import { requireTenant, type ApiKeys } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';
+import { defaultStreamLimits, StreamSlots, type StreamLimits } from './http/stream-slots.js';
 import { fastLane } from './http/fast-lane.js';
 import { requestLog, type RequestObserver } from './http/request-log.js';
 import { errorHandler, notFound } from './http/problem.js';
@@ -34,6 +35,12 @@ export interface AppDeps {
   adminReadOnly?: boolean;
   /** Submits answered without Express where they can be (default true; see http/fast-lane.ts). */
   fastLane?: boolean;
+  /**
+   * Caps on open long-lived requests (event streams, MCP `tasks/result` and GET, A2A streams
+   * and blocking sends), per tenant and in all; default: `defaultStreamLimits()` (from the
+   * process's open-file limit).
+   */
+  streams?: StreamLimits;
 }
 
 /**
@@ -89,13 +96,21 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
       : [];
   // Authentication and limits run first in each task route.
   const before = [requireTenant(deps.keys), ...limits];
-  addJobRoutes(app, deps.engine, before, deps.logger);
+  // One count of open streams for every door (http/stream-slots.ts).
+  const streams = new StreamSlots(deps.streams ?? defaultStreamLimits());
+  addJobRoutes(app, deps.engine, before, deps.logger, streams);
   addJobTypeRoutes(app, deps.engine, before);
   addScheduleRoutes(app, deps.engine, before);
   // The MCP door: the same engine and keys, 2025-11-25 (SDK) and Tasks V2 on one endpoint.
-  mountMcp(app, { engine: deps.engine, before, maxTtlMs: deps.maxTtlMs, logger: deps.logger });
+  mountMcp(app, {
+    engine: deps.engine,
+    before,
+    maxTtlMs: deps.maxTtlMs,
+    logger: deps.logger,
+    streams,
+  });
   // The A2A door: its Agent Card without a key, everything under /a2a with one.
-  app.use(a2aRouter(deps.engine, before, deps.logger));
+  app.use(a2aRouter(deps.engine, before, deps.logger, streams));
   app.use(healthRouter(jobs, metrics.registry, deps.redisTimeoutMs));
   if (deps.adminKeys?.length) {
     app.use(adminRouter(deps.engine.shards, deps.adminKeys, deps.adminReadOnly ?? true));

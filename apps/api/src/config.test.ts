@@ -34,6 +34,8 @@ describe('api config', () => {
     [{ LONGRUN_DEFAULT_TTL_MS: '900000000', LONGRUN_MAX_TTL_MS: '1000' }, 'LONGRUN_DEFAULT_TTL_MS'],
     [{ LONGRUN_PREFIX: 'a b' }, 'LONGRUN_PREFIX'],
     [{ NODE_ENV: 'production' }, 'LONGRUN_API_KEYS'],
+    [{ LONGRUN_TENANT_MAX_STREAMS: '-1' }, 'LONGRUN_TENANT_MAX_STREAMS'],
+    [{ LONGRUN_MAX_STREAMS: 'many' }, 'LONGRUN_MAX_STREAMS'],
   ])('rejects %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(name));

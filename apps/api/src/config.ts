@@ -72,6 +72,16 @@ const schema = z
     LONGRUN_MAX_OPEN_TASKS: z.coerce.number().int().min(0).default(10_000),
     /** Bytes one tenant's stored tasks may take (records, inputs, results, answers); 0 = no budget. */
     LONGRUN_TENANT_MAX_BYTES: z.coerce.number().int().min(0).default(0),
+    /**
+     * Long-lived requests (event streams, MCP tasks/result, A2A streams) one tenant may hold open
+     * on one API process; 0 = no cap. Unset: 100, or a quarter of LONGRUN_MAX_STREAMS if lower.
+     */
+    LONGRUN_TENANT_MAX_STREAMS: z.coerce.number().int().min(0).optional(),
+    /**
+     * Long-lived requests one API process holds open for all tenants; 0 = no cap. Unset: half
+     * the process's open-file limit (`ulimit -n`), at most 10 000.
+     */
+    LONGRUN_MAX_STREAMS: z.coerce.number().int().min(0).optional(),
     /** Schedules (recurring tasks) one tenant may have. */
     LONGRUN_MAX_SCHEDULES: z.coerce.number().int().min(1).max(10_000).default(100),
     /** The shortest schedule period (`everyMs`, and between two runs of a cron), in ms. */

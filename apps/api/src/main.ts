@@ -17,6 +17,7 @@ import { createListener } from './app.js';
 import { loadConfig } from './config.js';
 import { devApiKey, type DevKey } from './dev-key.js';
 import { ApiKeys } from './http/auth.js';
+import { streamLimits } from './http/stream-slots.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -126,6 +127,10 @@ async function main(): Promise<void> {
   );
   tickerConnection.on('ready', () => failures.restored({}, 'redis connection restored'));
   await engine.startScheduleTicker(tickerConnection);
+  const streams = streamLimits({
+    total: config.LONGRUN_MAX_STREAMS,
+    perTenant: config.LONGRUN_TENANT_MAX_STREAMS,
+  });
   const listener = createListener({
     engine,
     keys: new ApiKeys(keys),
@@ -135,6 +140,7 @@ async function main(): Promise<void> {
     rateLimitRps: config.LONGRUN_RATE_LIMIT_RPS,
     adminKeys: config.LONGRUN_ADMIN_KEYS,
     adminReadOnly: config.LONGRUN_ADMIN_READ_ONLY,
+    streams,
   });
   // Slow clients (slowloris) cannot hold sockets open for long: the timeouts are checked every
   // second (Node's default check runs every 30 s, which would stretch them).
@@ -156,7 +162,7 @@ async function main(): Promise<void> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
-  logger.info({ port, host: config.HOST ?? 'all interfaces' }, 'api ready');
+  logger.info({ port, host: config.HOST ?? 'all interfaces', streams }, 'api ready');
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -738,7 +738,7 @@ function problemResponses(): Json {
       'The envelope is fine but the input does not match its schema, or an `Idempotency-Key` was reused with another body.',
     ),
     TooManyRequests: problem(
-      "Over this tenant's request rate, or (on submit) its cap of unfinished tasks; retry after `Retry-After`.",
+      "Over this tenant's request rate, or (on submit) its cap of unfinished tasks, or (on an event stream) the open streams allowed (`too-many-streams`); retry after `Retry-After`.",
       { retry: true },
     ),
     Unavailable: problem('Redis did not answer in time; retry after `Retry-After`.', {

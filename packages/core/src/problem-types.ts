@@ -27,7 +27,7 @@ export const PROBLEM_TYPES = {
     title: 'Bad Request',
     status: [400],
     means:
-      'The request envelope is wrong: an unknown field in the body (e.g. `ttl` for `ttlMs`), a value out of range, a job type no worker has registered, a callback URL that is not allowed, a schedule `cron` that does not parse or runs closer together than the API allows, or a malformed query parameter or header (`Idempotency-Key`, `Last-Event-ID`, `wait`, `cursor`, …). `errors` names each field.',
+      'The request envelope is wrong: an unknown field in the body (e.g. `ttl` for `ttlMs`), a value out of range, a job type no worker has registered, a callback URL that is not allowed, a schedule `cron` that does not parse, runs closer together than the API allows or has no run within the next 367 days, or a malformed query parameter or header (`Idempotency-Key`, `Last-Event-ID`, `wait`, `cursor`, …). `errors` names each field.',
     todo: 'Fix the fields `errors` lists and send the request again; sent unchanged it gets the same answer. `GET /v1/job-types` lists the registered job types, `/openapi.json` every field.',
   },
   'invalid-input': {
@@ -113,6 +113,13 @@ export const PROBLEM_TYPES = {
     means:
       'This tenant sent more requests per second than the API allows (`LONGRUN_RATE_LIMIT_RPS`).',
     todo: 'Retry after `Retry-After`. Poll no faster than `pollIntervalMs`; to wait for a task, long-poll its result (`?wait=30`) or follow its events instead.',
+  },
+  'too-many-streams': {
+    title: 'Too many open streams',
+    status: [429],
+    means:
+      'This tenant has as many long-lived requests open on this API process as it allows (`LONGRUN_TENANT_MAX_STREAMS`), or the process has as many as it takes from all tenants (`LONGRUN_MAX_STREAMS`): event streams (`GET /v1/jobs/{id}/events`), MCP `tasks/result` and GET streams, A2A streams, subscriptions and blocking sends. Nothing was started.',
+    todo: 'Close streams you no longer read (one per task you follow is enough), or poll (`GET /v1/jobs/{id}`, `?wait=30` on the result) instead; retry after `Retry-After`.',
   },
   unauthorized: {
     title: 'Unauthorized',

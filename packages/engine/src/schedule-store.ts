@@ -72,6 +72,22 @@ return 'ok'
 `;
 
 /**
+ * Whether the tenant has room for another schedule, read before a create does any work (the
+ * `ADD` script checks again when it writes): 'dup <claim's value>' when the Idempotency-Key
+ * (KEYS[2], ARGV[2] '1') was claimed, 'full <count>' at the cap (ARGV[1]; 0: none), else 'ok'.
+ */
+const ROOM = `
+if ARGV[2] == '1' then
+  local existing = redis.call('GET', KEYS[2])
+  if existing then return 'dup ' .. existing end
+end
+local max = tonumber(ARGV[1])
+local count = redis.call('ZCARD', KEYS[1])
+if max > 0 and count >= max then return 'full ' .. count end
+return 'ok'
+`;
+
+/**
  * Removes a schedule, its index entry and its Idempotency-Key's claim, in one step (a replay
  * never finds a claim whose schedule is gone). KEYS: the hash, the tenant's index. ARGV: the id.
  */
@@ -104,6 +120,28 @@ export class ScheduleStore {
     private readonly redis: Redis,
     private readonly keys: TaskKeys,
   ) {}
+
+  /**
+   * Whether `tenant` may add a schedule: `{ room: false, count }` at `max`, `{ claimed }` (the
+   * claim's value) when `claimKey` was claimed before. Read only: `add` decides.
+   */
+  async room(
+    tenant: string,
+    max: number,
+    claimKey?: string,
+  ): Promise<{ room: true } | { room: false; count: number } | { claimed: string }> {
+    const reply = (await this.redis.eval(
+      ROOM,
+      2,
+      this.keys.schedules(tenant),
+      claimKey ?? this.keys.schedules(tenant),
+      String(max),
+      claimKey ? '1' : '0',
+    )) as string;
+    if (reply.startsWith('full ')) return { room: false, count: Number(reply.slice(5)) };
+    if (reply.startsWith('dup ')) return { claimed: reply.slice(4) };
+    return { room: true };
+  }
 
   /**
    * Stores a new schedule: `{ added: false, count }` when its tenant has `max` already,

@@ -5,18 +5,27 @@ import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import type { TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
 import { BODY_LIMIT, depthExceeds, MAX_DEPTH } from '../http/json-body.js';
+import { holdStream, type StreamSlots } from '../http/stream-slots.js';
 import { agentCard, baseUrlOf, JSONRPC_PATH, REST_PATH } from './card.js';
 import { Caller } from './caller.js';
 import { EngineRequestHandler } from './request-handler.js';
+import { isHeldJsonRpc, isHeldRest } from './held-calls.js';
 
 /**
  * The A2A v1.0 door: the Agent Card at `/.well-known/agent-card.json` (no key: discovery), and
  * the SDK's JSON-RPC (`/a2a/jsonrpc`) and HTTP+JSON (`/a2a/rest`) bindings over
  * `EngineRequestHandler`. `before` (the bearer key's tenant, limits) runs first on everything
- * under `/a2a`, so other paths there are authenticated before the app's 404.
- * @example app.use(a2aRouter(engine, [requireTenant(keys)], logger))
+ * under `/a2a`, so other paths there are authenticated before the app's 404. A call that stays
+ * open while its task runs (a stream, a subscription, a blocking send) holds one of `streams`'
+ * slots, or is refused `429` before it starts anything.
+ * @example app.use(a2aRouter(engine, [requireTenant(keys)], logger, streams))
  */
-export function a2aRouter(engine: TaskEngine, before: RequestHandler[], logger?: Logger): Router {
+export function a2aRouter(
+  engine: TaskEngine,
+  before: RequestHandler[],
+  logger: Logger | undefined,
+  streams: StreamSlots,
+): Router {
   const router = express.Router();
   const requestHandler = new EngineRequestHandler(engine, logger);
 
@@ -30,8 +39,22 @@ export function a2aRouter(engine: TaskEngine, before: RequestHandler[], logger?:
 
   router.use('/a2a', ...before);
   const bindings = { requestHandler, userBuilder: Caller.of };
-  router.use(JSONRPC_PATH, readBody, jsonRpcParseError, jsonRpcGuard, jsonRpcHandler(bindings));
-  router.use(REST_PATH, readBody, restParseError, restGuard, restHandler(bindings));
+  router.use(
+    JSONRPC_PATH,
+    readBody,
+    jsonRpcParseError,
+    jsonRpcGuard,
+    holdStream(streams, isHeldJsonRpc),
+    jsonRpcHandler(bindings),
+  );
+  router.use(
+    REST_PATH,
+    readBody,
+    restParseError,
+    restGuard,
+    holdStream(streams, isHeldRest),
+    restHandler(bindings),
+  );
   return router;
 }
 

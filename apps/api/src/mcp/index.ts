@@ -4,6 +4,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
 import { jsonBody } from '../http/json-body.js';
+import { holdStream, type StreamSlots } from '../http/stream-slots.js';
 import { ToolListChanges } from './tool-list-changes.js';
 import { getV1, postV1, rpcError, type V1Deps } from './v1-http.js';
 import { serveV2 } from './v2/handler.js';
@@ -18,6 +19,8 @@ export interface McpDoorDeps {
   /** `LONGRUN_MAX_TTL_MS`: requested task ttls are clamped to it. */
   maxTtlMs: number;
   logger?: Logger | undefined;
+  /** The open streams' count: a `tasks/result` and the GET stream each hold a slot. */
+  streams: StreamSlots;
 }
 
 /**
@@ -29,7 +32,7 @@ export interface McpDoorDeps {
  * - 2026-07-28 with the `io.modelcontextprotocol/tasks` extension (Tasks V2): any request whose
  *   `MCP-Protocol-Version` the SDK does not know, and `server/discover`, go to the stateless V2
  *   handler before the SDK (whose transport refuses that version).
- * @example mountMcp(app, { engine, before: [requireTenant(keys)], maxTtlMs, logger })
+ * @example mountMcp(app, { engine, before: [requireTenant(keys)], maxTtlMs, logger, streams })
  */
 export function mountMcp(router: IRouter, deps: McpDoorDeps): void {
   const v1: V1Deps = {
@@ -40,21 +43,40 @@ export function mountMcp(router: IRouter, deps: McpDoorDeps): void {
     logger: deps.logger,
   };
   const v2 = { engine: deps.engine };
-  router.post(MCP_PATH, ...deps.before, jsonBody(), async (req: Request, res: Response) => {
+  const held = holdStream(deps.streams, holdsTaskResult);
+  router.post(MCP_PATH, ...deps.before, jsonBody(), held, async (req: Request, res: Response) => {
     if (isV2(req)) await serveV2(v2, req, res);
     else await postV1(v1, req, res);
   });
-  router.get(MCP_PATH, ...deps.before, async (req: Request, res: Response) => {
-    // 2026-07-28 has no GET stream.
-    if (isV2(req)) notAllowed(res, 'POST');
-    else await getV1(v1, req, res);
-  });
+  router.get(
+    MCP_PATH,
+    ...deps.before,
+    holdStream(deps.streams, (req) => !isV2(req)),
+    async (req: Request, res: Response) => {
+      // 2026-07-28 has no GET stream.
+      if (isV2(req)) notAllowed(res, 'POST');
+      else await getV1(v1, req, res);
+    },
+  );
   // Sessions live in their ids, not on a server: there is nothing to end (the spec's 405).
   router.delete(MCP_PATH, ...deps.before, (_req: Request, res: Response) =>
     notAllowed(res, 'GET, POST'),
   );
   router.all(MCP_PATH, ...deps.before, (_req: Request, res: Response) =>
     notAllowed(res, 'GET, POST'),
+  );
+}
+
+/**
+ * A POST that stays open while a task runs: one carrying `tasks/result` (2025-11-25), which
+ * holds until the task ends (days, for one waiting on an approval).
+ */
+function holdsTaskResult(req: Request): boolean {
+  const body: unknown = req.body;
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.some(
+    (m) =>
+      typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tasks/result',
   );
 }
 

@@ -62,7 +62,9 @@ export function v1Server(deps: V1RequestDeps): {
     requestId: deps.requestId,
     signal: deps.signal,
   });
-  const queue = new EngineMessageQueue(engine, tenant);
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  // The server's answers to this request's messages go back on it (see EngineMessageQueue).
+  const queue = new EngineMessageQueue(engine, tenant, (message) => transport.send(message));
   const server = new McpServer(SERVER_INFO, {
     capabilities: {
       tools: { listChanged: true },
@@ -107,7 +109,6 @@ export function v1Server(deps: V1RequestDeps): {
       execution: { taskSupport: tool.taskSupport },
     })),
   }));
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   server.server.setRequestHandler(
     GetTaskPayloadRequestSchema,
     taskResultHandler({

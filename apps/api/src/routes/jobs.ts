@@ -21,6 +21,7 @@ import { jsonBody } from '../http/json-body.js';
 import { sendJson } from '../http/send-json.js';
 import { failure, invalidProblem, submitProblem } from '../http/outcomes.js';
 import { serveEvents } from '../http/sse.js';
+import { holdStream, StreamSlots } from '../http/stream-slots.js';
 
 /** Where the task routes live. */
 const JOBS_PATH = '/v1/jobs';
@@ -71,13 +72,15 @@ export function answerTask(
  * request a second routing pass, measurable on a submit: bench/analysis.md). Thin: each parses
  * what is HTTP's (headers, query, body), calls the engine and answers its outcome; problems go to
  * the error handler. `before` (authentication, limits) runs first on every one of them, and on
- * any other path under `/v1/jobs` before the app's 404.
+ * any other path under `/v1/jobs` before the app's 404. An event stream holds one of `streams`'
+ * slots while it is open.
  */
 export function addJobRoutes(
   router: IRouter,
   engine: TaskEngine,
   before: RequestHandler[] = [],
   logger?: Logger,
+  streams: StreamSlots = new StreamSlots({ perTenant: 0, total: 0 }),
 ): void {
   const tenantOf = (res: Response) => res.locals.tenant as string;
   const retryAfter = () => engine.retryAfter;
@@ -158,6 +161,7 @@ export function addJobRoutes(
   router.get(
     `${JOBS_PATH}/:id/events`,
     ...before,
+    holdStream(streams),
     async (req: Request<{ id: string }>, res: Response) => {
       await serveEvents(engine, tenantOf(res), req, res);
     },

@@ -102,25 +102,29 @@ export class Schedules {
       return invalid(400, 'The request body is invalid', fieldErrors(parsed.error));
     }
     const request = parsed.data;
-    const timing = checkScheduleTiming(request, this.deps.minEveryMs);
-    if (timing.length > 0) return invalid(400, 'The schedule is invalid', timing);
-    const refused = await this.checkJob(request);
-    if (refused) return refused;
-
-    const record: ScheduleRecord = {
-      id: randomUUID(),
-      tenant,
-      createdAt: Date.now(),
-      spec: specOf(request),
-    };
+    const id = randomUUID();
     const { redis } = this.deps;
     const claim = opts.idempotencyKey
       ? {
           key: this.keys.scheduleIdempotency(tenant, sha256(opts.idempotencyKey)),
-          value: `${record.id} ${sha256(stableJson(request))}`,
+          value: `${id} ${sha256(stableJson(request))}`,
           ttlMs: SCHEDULE_IDEMPOTENCY_TTL_MS,
         }
       : undefined;
+    // The cap (and a replay) before the cron is looked at: a tenant at its cap gets the cap's
+    // problem without costing the event loop a pattern search (issue 27 #14). `add` checks
+    // the cap again, atomically with the write.
+    const room = await redis(() => this.store.room(tenant, this.deps.maxPerTenant, claim?.key));
+    if ('claimed' in room) return this.replay(tenant, room.claimed, claim?.value ?? '');
+    if (!room.room) {
+      return { kind: 'tooManySchedules', schedules: room.count, cap: this.deps.maxPerTenant };
+    }
+    const timing = checkScheduleTiming(request, this.deps.minEveryMs);
+    if (!timing.ok) return invalid(400, 'The schedule is invalid', [timing.error]);
+    const refused = await this.checkJob(request);
+    if (refused) return refused;
+
+    const record: ScheduleRecord = { id, tenant, createdAt: Date.now(), spec: specOf(request) };
     const added = await redis(() => this.store.add(record, this.deps.maxPerTenant, claim));
     if ('claimed' in added) return this.replay(tenant, added.claimed, claim?.value ?? '');
     if (!added.added) {
