@@ -519,7 +519,10 @@ function paths(jobTypes: string, minEveryMs: number): Json {
         responses: {
           '200': handle('Answer accepted; the task is `working` again.', retryWhileRunning),
           '400': ref('responses', 'BadRequest'),
-          '409': problem('The task is not waiting for input.', { task: true }),
+          '409': problem(
+            'The task is not waiting for input (`not-awaiting-input`), or was answered meanwhile and now asks another question (`question-changed`).',
+            { task: true },
+          ),
           '422': ref('responses', 'UnprocessableContent'),
           ...onTask,
           ...body,

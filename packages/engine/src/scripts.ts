@@ -266,13 +266,15 @@ return replies
 `;
 
 /**
- * The guarded transition of one task, shared by the single and the batched script: applies the
- * fields unless the task is gone, terminal, or (with `required`) not in that status.
+ * The guarded transition of one task: applies the fields unless the task is gone or the event's
+ * guard refuses its status, or (`expect_seq`, '' for none) a change was recorded since the caller
+ * read the record at that event number: an answer checked against the question asked then must
+ * not land on a question asked since (issue 27).
  * `fields` is a list {field, value, …}. Returns {'ok', previousStatus, eventId},
- * {'refused', currentStatus} or {'missing'}.
+ * {'refused', currentStatus}, {'changed', currentStatus} or {'missing'}.
  */
 const TRANSITION = `${APPEND_EVENT}
-local function transition(task, events, outbox, guard, append, channel, id, open_prefix, fields)
+local function transition(task, events, outbox, guard, append, channel, id, open_prefix, expect_seq, fields)
   -- One read of everything the guard, the open-task set and the event need; the event is then
   -- built from these values overlaid with the fields written, not read back.
   local cur = redis.call('HMGET', task, '${F.status}', '${F.tenant}', '${F.statusMessage}', '${F.progress}', '${F.updatedAt}', '${F.callback}', '${F.seq}')
@@ -280,6 +282,7 @@ local function transition(task, events, outbox, guard, append, channel, id, open
   if not status then return {'missing'} end
   -- The event's guard (core's lifecycle table): the statuses it applies to, between spaces.
   if not string.find(guard, ' ' .. status .. ' ', 1, true) then return {'refused', status} end
+  if expect_seq ~= '' and (cur[7] or '') ~= expect_seq then return {'changed', status} end
   if append ~= '' then
     local inputs = redis.call('HGET', task, '${F.inputs}') or '[]'
     if inputs == '[]' then inputs = '[' .. append .. ']' else inputs = string.sub(inputs, 1, -2) .. ',' .. append .. ']' end
@@ -315,11 +318,12 @@ end
 /**
  * KEYS: task, events, outbox.
  * ARGV: guard (`guardArg(event)`), inputToAppend ('' = none), channel, taskId, openSetPrefix (the
- * tenant's open-tasks set is `<openSetPrefix><tenant>:open`), field, value, …
+ * tenant's open-tasks set is `<openSetPrefix><tenant>:open`), expectedSeq ('' = any), field,
+ * value, …
  * Returns what `transition` returns.
  */
 export const TRANSITION_TASK = `${TRANSITION}
-return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], {unpack(ARGV, 6)})
+return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], {unpack(ARGV, 7)})
 `;
 
 /**

@@ -26,8 +26,11 @@ export interface Invalid {
 /** The task is in a status the call cannot act on. */
 export interface Conflict {
   kind: 'conflict';
-  /** `terminal`: finished already; `notTerminal`: not finished yet; `notAwaitingInput`. */
-  reason: 'terminal' | 'notTerminal' | 'notAwaitingInput';
+  /**
+   * `terminal`: finished already; `notTerminal`: not finished yet; `notAwaitingInput`;
+   * `questionChanged`: the task asks another question than the one the answer was checked against.
+   */
+  reason: 'terminal' | 'notTerminal' | 'notAwaitingInput' | 'questionChanged';
   status: TaskStatus;
 }
 

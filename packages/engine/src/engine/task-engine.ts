@@ -395,10 +395,16 @@ export class TaskEngine {
     };
   }
 
-  /** Answers an `input_required` task and wakes its job. */
+  /**
+   * Answers an `input_required` task and wakes its job. The answer is recorded only if the task
+   * still asks the question it was checked against: one asked since (another replica took an
+   * answer to the first, and the handler asked again) is `questionChanged`, and waits on.
+   */
   async answer(tenant: string, id: string, body: unknown): Promise<AnswerOutcome> {
-    const view = await this.owned(tenant, id);
-    if ('kind' in view) return view;
+    if (!isTaskId(id)) return notFound;
+    const read = await this.redis(() => this.shardOf(id).store.peekAt(id));
+    if (!read || read.view.tenant !== tenant) return notFound;
+    const { view, seq } = read;
     if (view.status !== 'input_required' || !view.inputRequest) {
       return conflict('notAwaitingInput', view.status);
     }
@@ -416,11 +422,13 @@ export class TaskEngine {
         id,
         'answer',
         { awaitingInput: false, inputRequest: null },
-        { appendInput: parsed.data.input },
+        { appendInput: parsed.data.input, ifSeq: seq },
       ),
     );
-    if (!done.ok)
-      return done.reason === 'missing' ? notFound : conflict('notAwaitingInput', done.current);
+    if (!done.ok) {
+      if (done.reason === 'missing') return notFound;
+      return conflict(done.reason === 'changed' ? 'questionChanged' : 'notAwaitingInput', done.current);
+    }
     const wake = await this.wake(view);
     const { inputRequest: _answered, ...rest } = view;
     const answered = { ...rest, status: 'working' as const, statusMessage: 'input received' };
