@@ -67,6 +67,8 @@ export interface FairTag {
 export type CreateOutcome =
   | { created: true; priority?: number }
   | { created: false; idempotencyValue: string }
+  /** The record names a schedule that is gone (deleted before the tick's create ran). */
+  | { created: false; gone: true }
   | { created: false; full: true; openTasks: number }
   | { created: false; over: true; usedBytes: number; retryAfterMs: number };
 
@@ -416,10 +418,15 @@ export class TaskStore {
 
   /**
    * Takes back a record whose job was never added (or whose create timed out and may still land),
-   * with its index entry, and its idempotency key while that still names this task.
+   * with its index entry, and its idempotency key while that still names this task; unless
+   * another request may hold the task (a replay of its key handed it out) or it ran (a change was
+   * recorded): then it is `kept`, whole. `absent`: there was no record to take back.
    */
-  async discard(record: TaskRecord, idempotency?: { key: string; value: string }): Promise<void> {
-    await this.redis.longrunDiscard(
+  async discard(
+    record: TaskRecord,
+    idempotency?: { key: string; value: string },
+  ): Promise<'kept' | 'discarded' | 'absent'> {
+    return this.redis.longrunDiscard(
       this.keys.task(record.id),
       this.keys.index(record.tenant),
       idempotency?.key ?? this.keys.task(record.id),
@@ -468,6 +475,7 @@ function toCreateOutcome(reply: string): CreateOutcome {
   if (reply === 'ok') return { created: true };
   if (reply.startsWith('ok ')) return { created: true, priority: Number(reply.slice(3)) };
   if (reply.startsWith('dup ')) return { created: false, idempotencyValue: reply.slice(4) };
+  if (reply === 'gone') return { created: false, gone: true };
   if (reply.startsWith('full '))
     return { created: false, full: true, openTasks: Number(reply.slice(5)) };
   if (reply.startsWith('over ')) {
@@ -482,7 +490,8 @@ function toOutcome(reply: string[]): TransitionOutcome {
     return { ok: true, previous: reply[1] as TaskStatus, eventId: reply[2] ?? '' };
   }
   if (reply[0] === 'missing') return { ok: false, reason: 'missing' };
-  if (reply[0] === 'changed') return { ok: false, reason: 'changed', current: reply[1] as TaskStatus };
+  if (reply[0] === 'changed')
+    return { ok: false, reason: 'changed', current: reply[1] as TaskStatus };
   return { ok: false, reason: 'refused', current: reply[1] as TaskStatus };
 }
 

@@ -48,6 +48,12 @@ export type SubmitOutcome =
   /** The key's task is being created or removed right now: retry shortly. */
   | { kind: 'keyInFlux' };
 
+/**
+ * What a schedule's tick submit answers (`TaskEngine.submitTick`): a submit's outcome, or
+ * `scheduleGone`: the schedule was deleted before the create ran, so the tick made no task.
+ */
+export type TickOutcome = SubmitOutcome | { kind: 'scheduleGone' };
+
 export type GetOutcome = { kind: 'found'; task: TaskHandle } | NotFound;
 
 export type ResultOutcome = { kind: 'finished'; result: TaskResult } | NotFound | Conflict;
