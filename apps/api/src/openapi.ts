@@ -314,7 +314,7 @@ function paths(jobTypes: string, minEveryMs: number): Json {
         tags: ['schedules'],
         summary: 'Delete a schedule: no tick after this makes a task',
         description:
-          "The schedule's tasks stay (they expire with their `ttlMs`); a tick being turned into a task while the delete runs may still make that one.",
+          "The schedule's tasks stay (they expire with their `ttlMs`); a tick already under way makes its task only if that happens before the delete answers: none does after.",
         responses: { '204': { description: 'Deleted.' }, ...onSchedule },
       },
     },
