@@ -174,8 +174,8 @@ describe('a keyed submit whose create timed out (item 3)', () => {
     const prefix = uniquePrefix();
     const through = await relay();
     // Replica 1's create lands in Redis but its answer is held past the deadline; its withdraw
-    // is held too, until replica 2 has replayed the key.
-    const first = await replica(through.url, prefix, 1000);
+    // is held too, until replica 2 has replayed the key (well within the withdraw's own deadline).
+    const first = await replica(through.url, prefix, 2500);
     const second = await replica(inject('redisUrl'), prefix);
     const body = { type: 'echo', input: { n: 1 } };
     const key = 'order-27';
