@@ -314,7 +314,7 @@ function paths(jobTypes: string, minEveryMs: number): Json {
         tags: ['schedules'],
         summary: 'Delete a schedule: no tick after this makes a task',
         description:
-          "The schedule's tasks stay (they expire with their `ttlMs`); a tick being turned into a task while the delete runs may still make that one.",
+          "The schedule's tasks stay (they expire with their `ttlMs`); a tick already under way makes its task only if that happens before the delete answers: none does after.",
         responses: { '204': { description: 'Deleted.' }, ...onSchedule },
       },
     },
@@ -519,7 +519,10 @@ function paths(jobTypes: string, minEveryMs: number): Json {
         responses: {
           '200': handle('Answer accepted; the task is `working` again.', retryWhileRunning),
           '400': ref('responses', 'BadRequest'),
-          '409': problem('The task is not waiting for input.', { task: true }),
+          '409': problem(
+            'The task is not waiting for input (`not-awaiting-input`), or was answered meanwhile and now asks another question (`question-changed`).',
+            { task: true },
+          ),
           '422': ref('responses', 'UnprocessableContent'),
           ...onTask,
           ...body,

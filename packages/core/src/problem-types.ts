@@ -79,6 +79,13 @@ export const PROBLEM_TYPES = {
       'An answer was sent to a task whose status is not `input_required` (`taskStatus` says what it is): it was already answered, has not asked yet, or has finished.',
     todo: '`GET` the task and answer only while its status is `input_required`, with an `input` matching its `inputRequest.schema`.',
   },
+  'question-changed': {
+    title: 'Task asks another question',
+    status: [409],
+    means:
+      'The answer was checked against the question the task asked when the request arrived, but before it could be recorded the task moved on: another client answered that question and the task now asks the next one (its `inputRequest`), which this answer was never checked against. Nothing was recorded.',
+    todo: '`GET` the task, read its current `inputRequest`, and answer that question if it is still yours to answer.',
+  },
   'idempotency-key-reused': {
     title: 'Idempotency-Key reused',
     status: [422],

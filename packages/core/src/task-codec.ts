@@ -35,6 +35,11 @@ export const FIELD = {
   /** The idempotency key naming this task, if any (absent, or '' from older versions, when none). */
   idempotencyKey: 'idem',
   /**
+   * Bookkeeping: '1' once a replay of the task's idempotency key handed it to another request
+   * while it was untouched, so a create that timed out keeps it instead of taking it back.
+   */
+  replayed: 'replayed',
+  /**
    * Bookkeeping: event 1 of a task finished by its first change, which has no event list (its
    * event 2 is the record itself; see engine's COMPLETE_MANY and TaskLog).
    */

@@ -1,5 +1,10 @@
 import { FIELD as F, LIFECYCLE, TERMINAL_STATUSES } from '@longrun/core';
 import { ADD_KEYS, BULLMQ_ADD_LUA, SET_FAIR_PRIORITY_LUA } from './bullmq-add.js';
+import { taskKeys } from './keys.js';
+
+/** What follows the prefix in a task's key and in a schedule's (`<prefix>:task:<id>`, …). */
+const TASK_INFIX = taskKeys('').task('');
+const SCHEDULE_INFIX = taskKeys('').schedule('');
 
 /** A Lua table literal `{['a'] = true, …}` of the given statuses. */
 function luaSet(statuses: readonly string[]): string {
@@ -90,7 +95,8 @@ end
  * `fields` is a JSON array [field, value, …] of strings: one argument instead of thirty, because
  * the API builds and writes each argument of a command one by one, and decoding the array here
  * costs Redis less than that costs the API (decision 21). Returns 'ok' ('ok <priority>' under
- * fair share), 'dup <idempotencyValue>', 'full <openTasks>' or 'over <usedBytes> <retryAfterMs>'.
+ * fair share), 'dup <idempotencyValue>', 'full <openTasks>', 'over <usedBytes> <retryAfterMs>'
+ * or 'gone' (the task names a schedule that was deleted: a tick racing the delete).
  */
 const CREATE = `${COMMON}
 -- Fair share (decision 33): the task's BullMQ priority is its tenant's virtual start time. \`fair\`
@@ -144,15 +150,39 @@ local function fair_priority(fair, head, tenant, step, offset, now_ms, task_pref
   return math.min(math.max(math.ceil(tag), 1) + offset, 2097152)
 end
 
+-- A replay of an idempotency key (the same body) hands the key's task to another request: an
+-- untouched one is marked, so that the create of a request that timed out does not take it back
+-- (DISCARD_TASK). Only the first replay of a task not yet changed writes.
+local function mark_replayed(task, id, existing, idem_value)
+  local sp = string.find(existing, ' ', 1, true)
+  local ours = string.find(idem_value, ' ', 1, true)
+  if not sp or not ours or string.sub(existing, sp) ~= string.sub(idem_value, ours) then return end
+  local other = string.sub(task, 1, #task - #id) .. string.sub(existing, 1, sp - 1)
+  local cur = redis.call('HMGET', other, '${F.seq}', '${F.replayed}')
+  if cur[1] == '1' and not cur[2] then redis.call('HSET', other, '${F.replayed}', '1') end
+end
+
 local function create(task, index, idem, open_set, usage, open_tenants, fair, head, expires_at, member, prune_bound, idem_value, index_ttl, id, cap, now, fields_json)
   if idem_value ~= '' then
     local existing = redis.call('GET', idem)
-    if existing then return 'dup ' .. existing end
+    if existing then
+      mark_replayed(task, id, existing, idem_value)
+      return 'dup ' .. existing
+    end
   end
   -- Redis refuses a script past maxmemory only at its first write, and only if that write is
   -- one that can grow memory: so nothing before the first SET or HSET below writes (a prune
   -- would let the record, and the job after it, in past maxmemory). Open tasks are counted
   -- without those that expired unfinished, which the prune further down removes.
+  local fields = cjson.decode(fields_json)
+  local written = {}
+  for i = 1, #fields, 2 do written[fields[i]] = fields[i + 1] end
+  -- A schedule's tick (a task naming its schedule) is made only while the schedule exists, so
+  -- none is made once its delete has answered. Ticks are placed on the schedules' own prefix.
+  local schedule = written['${F.scheduleId}']
+  if schedule and redis.call('EXISTS', string.sub(task, 1, #task - #id - ${TASK_INFIX.length}) .. '${SCHEDULE_INFIX}' .. schedule) == 0 then
+    return 'gone'
+  end
   local limits = {}
   for word in string.gmatch(cap, '%S+') do limits[#limits + 1] = tonumber(word) end
   local limit, budget, step, offset = limits[1], limits[2], limits[3], limits[4]
@@ -173,11 +203,8 @@ local function create(task, index, idem, open_set, usage, open_tenants, fair, he
     end
   end
   if idem_value ~= '' then redis.call('SET', idem, idem_value, 'PXAT', expires_at) end
-  local fields = cjson.decode(fields_json)
   redis.call('HSET', task, unpack(fields))
   redis.call('PEXPIREAT', task, expires_at)
-  local written = {}
-  for i = 1, #fields, 2 do written[fields[i]] = fields[i + 1] end
   redis.call('ZADD', index, 0, member)
   if first_time('index ', index) then
     redis.call('ZREMRANGEBYLEX', index, prune_bound, '+')
@@ -266,13 +293,15 @@ return replies
 `;
 
 /**
- * The guarded transition of one task, shared by the single and the batched script: applies the
- * fields unless the task is gone, terminal, or (with `required`) not in that status.
+ * The guarded transition of one task: applies the fields unless the task is gone or the event's
+ * guard refuses its status, or (`expect_seq`, '' for none) a change was recorded since the caller
+ * read the record at that event number: an answer checked against the question asked then must
+ * not land on a question asked since (issue 27).
  * `fields` is a list {field, value, …}. Returns {'ok', previousStatus, eventId},
- * {'refused', currentStatus} or {'missing'}.
+ * {'refused', currentStatus}, {'changed', currentStatus} or {'missing'}.
  */
 const TRANSITION = `${APPEND_EVENT}
-local function transition(task, events, outbox, guard, append, channel, id, open_prefix, fields)
+local function transition(task, events, outbox, guard, append, channel, id, open_prefix, expect_seq, fields)
   -- One read of everything the guard, the open-task set and the event need; the event is then
   -- built from these values overlaid with the fields written, not read back.
   local cur = redis.call('HMGET', task, '${F.status}', '${F.tenant}', '${F.statusMessage}', '${F.progress}', '${F.updatedAt}', '${F.callback}', '${F.seq}')
@@ -280,6 +309,7 @@ local function transition(task, events, outbox, guard, append, channel, id, open
   if not status then return {'missing'} end
   -- The event's guard (core's lifecycle table): the statuses it applies to, between spaces.
   if not string.find(guard, ' ' .. status .. ' ', 1, true) then return {'refused', status} end
+  if expect_seq ~= '' and (cur[7] or '') ~= expect_seq then return {'changed', status} end
   if append ~= '' then
     local inputs = redis.call('HGET', task, '${F.inputs}') or '[]'
     if inputs == '[]' then inputs = '[' .. append .. ']' else inputs = string.sub(inputs, 1, -2) .. ',' .. append .. ']' end
@@ -315,11 +345,12 @@ end
 /**
  * KEYS: task, events, outbox.
  * ARGV: guard (`guardArg(event)`), inputToAppend ('' = none), channel, taskId, openSetPrefix (the
- * tenant's open-tasks set is `<openSetPrefix><tenant>:open`), field, value, …
+ * tenant's open-tasks set is `<openSetPrefix><tenant>:open`), expectedSeq ('' = any), field,
+ * value, …
  * Returns what `transition` returns.
  */
 export const TRANSITION_TASK = `${TRANSITION}
-return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], {unpack(ARGV, 6)})
+return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], {unpack(ARGV, 7)})
 `;
 
 /**
@@ -416,15 +447,21 @@ return {'ok', status}
 /**
  * KEYS: task, index, idempotency (or the task key), events, open-tasks set, usage.
  * ARGV: indexMember, idempotencyValue, taskId.
- * Takes back a task whose job was never added; the idempotency key only if it is still ours.
+ * Takes back a task whose create or job failed or timed out, and the idempotency key only if it
+ * is still ours; but never a task another request may hold or that ran: one a replay of its key
+ * handed out (marked by the create's `mark_replayed`) or with a change recorded (`seq` past 1: a
+ * worker started, finished or failed it) is kept. Returns 'kept', 'discarded' or 'absent' (no
+ * record: the create never landed, or was refused).
  */
 export const DISCARD_TASK = `${COMMON}
+local cur = redis.call('HMGET', KEYS[1], '${F.seq}', '${F.replayed}')
+if cur[1] and (cur[1] ~= '1' or cur[2]) then return 'kept' end
 usage_release(KEYS[6], ARGV[3])
 redis.call('DEL', KEYS[1], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[3])
 if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
-return 1
+return cur[1] and 'discarded' or 'absent'
 `;
 
 /**

@@ -17,7 +17,7 @@ export interface TaskRedis extends Redis {
   longrunTransition(...args: (string | number)[]): Promise<string[]>;
   longrunCompleteMany(numberOfKeys: number, ...args: (string | number)[]): Promise<string>;
   longrunForget(...args: (string | number)[]): Promise<string[]>;
-  longrunDiscard(...args: (string | number)[]): Promise<number>;
+  longrunDiscard(...args: (string | number)[]): Promise<'kept' | 'discarded' | 'absent'>;
   longrunStart(...args: (string | number)[]): Promise<[string, string[] | string | undefined]>;
   longrunSetPush(...args: (string | number)[]): Promise<string[]>;
 }

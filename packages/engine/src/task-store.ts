@@ -25,7 +25,9 @@ export type EventFields = Omit<RecordUpdate, 'status' | 'id' | 'tenant' | 'creat
 export type TransitionOutcome =
   | { ok: true; previous: TaskStatus; eventId?: string }
   | { ok: false; reason: 'missing' }
-  | { ok: false; reason: 'refused'; current: TaskStatus };
+  | { ok: false; reason: 'refused'; current: TaskStatus }
+  /** The record changed since the caller read it (`transition`'s `ifSeq`). */
+  | { ok: false; reason: 'changed'; current: TaskStatus };
 
 /**
  * What a push config change did: `ok`; `missing` (no such task for the tenant); `callback` (the
@@ -65,6 +67,8 @@ export interface FairTag {
 export type CreateOutcome =
   | { created: true; priority?: number }
   | { created: false; idempotencyValue: string }
+  /** The record names a schedule that is gone (deleted before the tick's create ran). */
+  | { created: false; gone: true }
   | { created: false; full: true; openTasks: number }
   | { created: false; over: true; usedBytes: number; retryAfterMs: number };
 
@@ -302,6 +306,16 @@ export class TaskStore {
     return decodeHandle(id, await this.redis.hmget(this.keys.task(id), ...HANDLE_FIELDS));
   }
 
+  /**
+   * What {@link peek} reads, with the record's event number (`seq`) in the same read: pass it to
+   * `transition` as `ifSeq` to act only on the record as it was read.
+   */
+  async peekAt(id: string): Promise<{ view: HandleFields; seq: string } | null> {
+    const values = await this.redis.hmget(this.keys.task(id), ...HANDLE_FIELDS, FIELD.seq);
+    const view = decodeHandle(id, values.slice(0, HANDLE_FIELDS.length));
+    return view ? { view, seq: values[HANDLE_FIELDS.length] ?? '' } : null;
+  }
+
   /** The BullMQ priority the task was submitted with, if any. */
   async priority(id: string): Promise<number | undefined> {
     const value = await this.redis.hget(this.keys.task(id), FIELD.priority);
@@ -311,14 +325,15 @@ export class TaskStore {
   /**
    * Applies lifecycle `event` (its row's status and message, then `fields`) unless the task is
    * gone or the row's guard refuses its status. `appendInput` adds an answer to the record's
-   * inputs in the same step.
+   * inputs in the same step. `ifSeq` (from {@link peekAt}): only if no change was recorded since
+   * that read (`changed` otherwise), so what the caller checked is still what it acts on.
    * @example await store.transition(id, 'progress', { progress: 50 })
    */
   async transition(
     id: string,
     event: LifecycleEventName,
     fields: EventFields = {},
-    opts: { appendInput?: unknown } = {},
+    opts: { appendInput?: unknown; ifSeq?: string } = {},
   ): Promise<TransitionOutcome> {
     const encoded = encodeRecord({ ...eventUpdate(event), ...fields, updatedAt: Date.now() });
     const append = 'appendInput' in opts ? (JSON.stringify(opts.appendInput) ?? 'null') : '';
@@ -331,6 +346,8 @@ export class TaskStore {
       this.keys.eventsChannel,
       id,
       this.keys.tenantPrefix,
+      // '' checks nothing: no `ifSeq`, or a record an older version made without `seq`.
+      opts.ifSeq ?? '',
       ...encoded,
     );
     return toOutcome(reply);
@@ -401,10 +418,15 @@ export class TaskStore {
 
   /**
    * Takes back a record whose job was never added (or whose create timed out and may still land),
-   * with its index entry, and its idempotency key while that still names this task.
+   * with its index entry, and its idempotency key while that still names this task; unless
+   * another request may hold the task (a replay of its key handed it out) or it ran (a change was
+   * recorded): then it is `kept`, whole. `absent`: there was no record to take back.
    */
-  async discard(record: TaskRecord, idempotency?: { key: string; value: string }): Promise<void> {
-    await this.redis.longrunDiscard(
+  async discard(
+    record: TaskRecord,
+    idempotency?: { key: string; value: string },
+  ): Promise<'kept' | 'discarded' | 'absent'> {
+    return this.redis.longrunDiscard(
       this.keys.task(record.id),
       this.keys.index(record.tenant),
       idempotency?.key ?? this.keys.task(record.id),
@@ -453,6 +475,7 @@ function toCreateOutcome(reply: string): CreateOutcome {
   if (reply === 'ok') return { created: true };
   if (reply.startsWith('ok ')) return { created: true, priority: Number(reply.slice(3)) };
   if (reply.startsWith('dup ')) return { created: false, idempotencyValue: reply.slice(4) };
+  if (reply === 'gone') return { created: false, gone: true };
   if (reply.startsWith('full '))
     return { created: false, full: true, openTasks: Number(reply.slice(5)) };
   if (reply.startsWith('over ')) {
@@ -467,6 +490,8 @@ function toOutcome(reply: string[]): TransitionOutcome {
     return { ok: true, previous: reply[1] as TaskStatus, eventId: reply[2] ?? '' };
   }
   if (reply[0] === 'missing') return { ok: false, reason: 'missing' };
+  if (reply[0] === 'changed')
+    return { ok: false, reason: 'changed', current: reply[1] as TaskStatus };
   return { ok: false, reason: 'refused', current: reply[1] as TaskStatus };
 }
 

@@ -380,7 +380,9 @@ export class EngineRequestHandler implements A2ARequestHandler {
         throw new UnsupportedOperationError(
           isTerminal(outcome.status)
             ? `Task ${id} is ${outcome.status} and cannot be modified`
-            : `Task ${id} is ${outcome.status}: it takes a message only while input-required`,
+            : outcome.reason === 'questionChanged'
+              ? `Task ${id} was answered meanwhile and asks another question: get the task and answer that`
+              : `Task ${id} is ${outcome.status}: it takes a message only while input-required`,
         );
       case 'invalid':
         throw new RequestMalformedError(describe(invalidProblem(outcome)));

@@ -51,6 +51,15 @@ export function conflictProblem(
         code: 'not-awaiting-input',
         extra,
       });
+    case 'questionChanged':
+      return new Problem({
+        status: 409,
+        title: 'Task asks another question',
+        detail:
+          'The task was answered meanwhile and now asks another question: read its inputRequest and answer that',
+        code: 'question-changed',
+        extra,
+      });
   }
 }
 

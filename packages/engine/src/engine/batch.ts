@@ -2,7 +2,7 @@ import { fieldErrors, idempotencyKeySchema } from '@longrun/core';
 import { z } from 'zod';
 import { StoreFullError, StoreUnavailableError } from '../errors.js';
 import { invalid, type Invalid, type SubmitOutcome } from './outcomes.js';
-import type { Submitter, SubmitOptions } from './submit.js';
+import type { SubmitOptions } from './submit.js';
 
 /** Most tasks one batch may carry. */
 export const MAX_BATCH = 100;
@@ -30,7 +30,9 @@ export type BatchOutcome = { kind: 'batch'; results: BatchItemOutcome[] } | Inva
  * outcomes come back in the items' order; one item's failure, Redis' included, is its own.
  */
 export async function submitBatch(
-  submitter: Pick<Submitter, 'submit'>,
+  submitter: {
+    submit(tenant: string, body: unknown, opts: SubmitOptions): Promise<SubmitOutcome>;
+  },
   tenant: string,
   body: unknown,
   opts: Omit<SubmitOptions, 'idempotencyKey'> = {},

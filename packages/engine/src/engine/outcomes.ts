@@ -26,8 +26,11 @@ export interface Invalid {
 /** The task is in a status the call cannot act on. */
 export interface Conflict {
   kind: 'conflict';
-  /** `terminal`: finished already; `notTerminal`: not finished yet; `notAwaitingInput`. */
-  reason: 'terminal' | 'notTerminal' | 'notAwaitingInput';
+  /**
+   * `terminal`: finished already; `notTerminal`: not finished yet; `notAwaitingInput`;
+   * `questionChanged`: the task asks another question than the one the answer was checked against.
+   */
+  reason: 'terminal' | 'notTerminal' | 'notAwaitingInput' | 'questionChanged';
   status: TaskStatus;
 }
 
@@ -44,6 +47,12 @@ export type SubmitOutcome =
   | { kind: 'keyReused' }
   /** The key's task is being created or removed right now: retry shortly. */
   | { kind: 'keyInFlux' };
+
+/**
+ * What a schedule's tick submit answers (`TaskEngine.submitTick`): a submit's outcome, or
+ * `scheduleGone`: the schedule was deleted before the create ran, so the tick made no task.
+ */
+export type TickOutcome = SubmitOutcome | { kind: 'scheduleGone' };
 
 export type GetOutcome = { kind: 'found'; task: TaskHandle } | NotFound;
 

@@ -3,8 +3,8 @@ import type { Redis } from 'ioredis';
 import { SCHEDULE_QUEUE_NAME } from '../keys.js';
 import type { ScheduleRecord } from '../schedule-store.js';
 import type { TaskWorkerLogger } from '../worker/job-data.js';
-import type { SubmitOutcome } from './outcomes.js';
-import type { SubmitOptions } from './submit.js';
+import type { TickOutcome } from './outcomes.js';
+import type { TickOptions } from './submit.js';
 
 /** What a tick job carries: only the schedule's id (the schedule itself is read when it fires). */
 export interface TickData {
@@ -17,8 +17,8 @@ export interface ScheduleTickerDeps {
   prefix: string;
   /** The schedule as stored now; `null` once deleted. */
   read(id: string): Promise<ScheduleRecord | null>;
-  /** The engine's ordinary submit. */
-  submit(tenant: string, body: unknown, opts: SubmitOptions): Promise<SubmitOutcome>;
+  /** The engine's tick submit (`TaskEngine.submitTick`): no task once the schedule is gone. */
+  submit(tenant: string, body: unknown, opts: TickOptions): Promise<TickOutcome>;
   noteRun(id: string, at: number, taskId: string): Promise<void>;
   noteError(id: string, at: number, message: string): Promise<void>;
   /** Removes a job scheduler whose schedule is gone (a delete that stopped half-way). */
@@ -94,6 +94,11 @@ export class ScheduleTicker {
       idempotencyKey: `schedule:${scheduleId}:${job.id ?? job.name}`,
       scheduleId,
     });
+    if (outcome.kind === 'scheduleGone') {
+      // Deleted since it was read: the create saw it gone and made no task.
+      await this.deps.removeScheduler(scheduleId);
+      return 'gone';
+    }
     const at = Date.now();
     if (outcome.kind === 'created' || outcome.kind === 'replayed') {
       await this.deps.noteRun(scheduleId, at, outcome.task.taskId);
@@ -122,7 +127,7 @@ export class ScheduleTicker {
 
 /** Why a tick's submit made no task, in a sentence for the schedule's `lastError`. */
 function refusal(
-  outcome: Exclude<SubmitOutcome, { kind: 'created' | 'replayed' | 'keyInFlux' }>,
+  outcome: Exclude<TickOutcome, { kind: 'created' | 'replayed' | 'keyInFlux' | 'scheduleGone' }>,
 ): string {
   switch (outcome.kind) {
     case 'invalid': {

@@ -21,10 +21,10 @@ import {
   type DeleteScheduleOutcome,
   type GetScheduleOutcome,
   type ScheduleListOutcome,
-  type SubmitOutcome,
+  type TickOutcome,
 } from './outcomes.js';
 import { ScheduleTicker } from './schedule-ticker.js';
-import type { SubmitOptions } from './submit.js';
+import type { TickOptions } from './submit.js';
 
 export interface SchedulesDeps {
   /** The engine's producer connection (the store and the `schedules` queue's writes). */
@@ -38,8 +38,8 @@ export interface SchedulesDeps {
   maxPerTenant: number;
   /** Runs one Redis step within the call's deadline (`TaskEngine.redis`). */
   redis<T>(operation: () => Promise<T>): Promise<T>;
-  /** The engine's ordinary submit, which every tick goes through. */
-  submit(tenant: string, body: unknown, opts: SubmitOptions): Promise<SubmitOutcome>;
+  /** The engine's tick submit (`submitTick`), which every tick goes through. */
+  submit(tenant: string, body: unknown, opts: TickOptions): Promise<TickOutcome>;
   logger?: TaskWorkerLogger | undefined;
 }
 
@@ -179,7 +179,8 @@ export class Schedules {
 
   /**
    * Stops the schedule: its job scheduler first (no tick after it), then its record. A tick
-   * already being turned into a task when the delete arrives may still make that one task.
+   * already being turned into a task makes it only if its create runs before the record is
+   * removed (the create checks the record in its own script): once this answers, none does.
    */
   async delete(tenant: string, id: string): Promise<DeleteScheduleOutcome> {
     const record = await this.owned(tenant, id);

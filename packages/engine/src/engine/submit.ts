@@ -14,9 +14,9 @@ import { stableJson } from '../stable-json.js';
 import type { RegisteredJobType } from '../registry/job-type-registry.js';
 import type { JobTypeDirectory } from '../registry/job-type-directory.js';
 import type { TaskQueue } from '../task-queue.js';
-import type { FairTag, TaskStore } from '../task-store.js';
+import type { CreateOutcome, FairTag, TaskStore } from '../task-store.js';
 import type { WebhookTargetPolicy } from '../webhook-target.js';
-import { invalid, type SubmitOutcome } from './outcomes.js';
+import { invalid, type SubmitOutcome, type TickOutcome } from './outcomes.js';
 import { pushTarget } from './push-config.js';
 
 export interface SubmitDeps {
@@ -53,8 +53,6 @@ export interface SubmitOptions {
   idempotencyKey?: string | undefined;
   /** Carried in the job so the worker's log lines can name the request that made the task. */
   requestId?: string | undefined;
-  /** The schedule whose tick submits this task (kept in the record, shown on the handle). */
-  scheduleId?: string | undefined;
   /**
    * An A2A push notification config (`a2aPushConfigSchema`) the task starts with, in the place
    * of the body's `callback` (a task has one or the other): its status changes are POSTed there
@@ -66,6 +64,14 @@ export interface SubmitOptions {
    * on a shard with what the other shards leave of the whole; 0 = no cap).
    */
   caps?: { maxOpenTasks: number; maxBytes: number } | undefined;
+}
+
+/** A schedule's tick: its task is made only while the schedule exists (see `TickOutcome`). */
+export interface TickOptions extends SubmitOptions {
+  /** The schedule whose tick submits this task (kept in the record, shown on the handle). */
+  scheduleId: string;
+  /** `schedule:<scheduleId>:<tick>`: a tick handed out again finds the task of the first. */
+  idempotencyKey: string;
 }
 
 type Idempotency = { key: string; value: string };
@@ -93,7 +99,15 @@ export class Submitter {
     this.creates = new CreateBatch(deps.store, CREATES_PER_CALL);
   }
 
-  async submit(tenant: string, body: unknown, opts: SubmitOptions = {}): Promise<SubmitOutcome> {
+  /**
+   * Submits a task; a tick's (`TickOptions`) only while its schedule exists, checked in the
+   * create's own script (`scheduleGone` otherwise).
+   */
+  async submit(
+    tenant: string,
+    body: unknown,
+    opts: SubmitOptions & { scheduleId?: string } = {},
+  ): Promise<TickOutcome> {
     const request = this.parse(body);
     if ('kind' in request) return request;
     const push = this.parsePush(request, opts.pushConfig);
@@ -123,7 +137,7 @@ export class Submitter {
       this.deps.crashAt === 'after-create'
         ? undefined
         : this.deps.jobs.prepare(record, definition, { ...enqueue, fairShare: Boolean(fair) });
-    if (!idempotency && maxOpenTasks === 0 && maxBytes === 0 && !fair && !job) {
+    if (!idempotency && maxOpenTasks === 0 && maxBytes === 0 && !fair && !job && !opts.scheduleId) {
       return this.unguarded(record, definition, enqueue);
     }
     if (!this.deps.jobs.ready) await this.deps.untilReady();
@@ -135,20 +149,25 @@ export class Submitter {
       fair,
       job,
     });
-    const outcome = await this.deps
-      .redis(() => pending.outcome)
-      .catch(async (error: unknown) => {
-        // A create that timed out may still run once Redis is free: remove it after it (it is on
-        // the connection once `written`; commands on one connection run in order), with its job.
-        await pending.written;
-        if (job) await this.withdraw(record, definition, idempotency);
-        else {
-          await this.deps
+    let outcome: CreateOutcome;
+    try {
+      outcome = await this.deps.redis(() => pending.outcome);
+    } catch (error) {
+      // A create that timed out may still run once Redis is free: remove it after it (it is on
+      // the connection once `written`; commands on one connection run in order), with its job;
+      // unless it landed and another request was handed the task meanwhile (a replay of its
+      // key), or it ran: then it stays, and this request answers as the create it was.
+      await pending.written;
+      const kept = job
+        ? await this.withdraw(record, definition, idempotency)
+        : await this.deps
             .redis(() => this.deps.store.discard(record, idempotency))
-            .catch(() => undefined);
-        }
-        throw error;
-      });
+            .then((done) => done === 'kept')
+            .catch(() => false);
+      if (kept) return { kind: 'created', task: toHandle(record, this.deps.pollIntervalMs) };
+      throw error;
+    }
+    if ('gone' in outcome) return { kind: 'scheduleGone' };
     if ('full' in outcome) {
       return { kind: 'full', openTasks: outcome.openTasks, cap: maxOpenTasks };
     }
@@ -168,8 +187,8 @@ export class Submitter {
     try {
       await this.deps.redis(() => this.deps.jobs.enqueue(record, definition, enqueue));
     } catch (error) {
-      await this.withdraw(record, definition, idempotency);
-      throw error;
+      // A task another request was handed meanwhile stays: its job is the reconciler's to add.
+      if (!(await this.withdraw(record, definition, idempotency))) throw error;
     }
     return { kind: 'created', task: toHandle(record, this.deps.pollIntervalMs) };
   }
@@ -346,7 +365,7 @@ export class Submitter {
   }
 
   /**
-   * Nothing can refuse this create (no idempotency key, no cap): the job follows the record at
+   * Nothing can refuse this create (no idempotency key, no cap, no schedule): the job follows the record at
    * once, without waiting for its answer, in the same write and round trip. Redis runs them in
    * that order.
    */
@@ -363,8 +382,12 @@ export class Submitter {
       this.deps.redis(() => this.deps.jobs.enqueue(record, definition, enqueue)),
     ]);
     if (stored.status === 'rejected' || queued.status === 'rejected') {
-      await this.withdraw(record, definition);
-      throw stored.status === 'rejected' ? stored.reason : (queued as PromiseRejectedResult).reason;
+      // Kept: it landed and ran meanwhile (its job did arrive), so it is this request's task.
+      if (!(await this.withdraw(record, definition))) {
+        throw stored.status === 'rejected'
+          ? stored.reason
+          : (queued as PromiseRejectedResult).reason;
+      }
     }
     return { kind: 'created', task: toHandle(record, this.deps.pollIntervalMs) };
   }
@@ -389,23 +412,27 @@ export class Submitter {
   /**
    * Takes back whatever of the task landed, so no handle points at work that will never run. A
    * write that timed out may still land (commands on a connection run in order): the removal is
-   * sent after it, and a worker that took the job in between is told to stop.
+   * sent after it, and a worker that took the job in between is told to stop. But a task that
+   * another request was handed (a replay of its idempotency key) or that ran is never taken
+   * back (`TaskStore.discard`): then it stays whole, job and all, and this returns `true`.
    */
   private async withdraw(
     record: TaskRecord,
     definition: RegisteredJobType,
     idempotency?: Idempotency,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { store, jobs } = this.deps;
-    await this.deps
-      .redis(() =>
-        Promise.all([
-          store.discard(record, idempotency),
+    return this.deps
+      .redis(async () => {
+        // The record first: its answer says whether the job may go too.
+        if ((await store.discard(record, idempotency)) === 'kept') return true;
+        await Promise.all([
           jobs.removeJob(record.id, definition.name),
           jobs.broadcastCancel(record.id),
-        ]),
-      )
-      .catch(() => undefined);
+        ]);
+        return false;
+      })
+      .catch(() => false);
   }
 }
 

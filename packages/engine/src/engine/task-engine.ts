@@ -46,6 +46,7 @@ import {
   type ResultOutcome,
   type SetPushConfigOutcome,
   type SubmitOutcome,
+  type TickOutcome,
   type CreateScheduleOutcome,
   type DeleteScheduleOutcome,
   type GetScheduleOutcome,
@@ -54,7 +55,7 @@ import {
 import { pushTarget } from './push-config.js';
 import { Schedules } from './schedules.js';
 import { Shard } from './shard.js';
-import type { FairShareOptions, SubmitOptions } from './submit.js';
+import type { FairShareOptions, SubmitOptions, TickOptions } from './submit.js';
 import type { OpenWatch } from './watch.js';
 
 export interface TaskEngineOptions {
@@ -160,7 +161,7 @@ export class TaskEngine {
       minEveryMs: this.scheduleMinEveryMs,
       maxPerTenant: opts.maxSchedules ?? DEFAULT_MAX_SCHEDULES,
       redis,
-      submit: (tenant, body, submitOpts) => this.submit(tenant, body, submitOpts),
+      submit: (tenant, body, submitOpts) => this.submitTick(tenant, body, submitOpts),
       logger: opts.logger,
     });
   }
@@ -247,12 +248,33 @@ export class TaskEngine {
    * replay finds its task. A shard where the tenant is at its share of a cap passes the task on
    * to the next, so the cap is the whole of the shards' shares.
    */
-  async submit(tenant: string, body: unknown, opts?: SubmitOptions): Promise<SubmitOutcome> {
+  async submit(tenant: string, body: unknown, opts: SubmitOptions = {}): Promise<SubmitOutcome> {
+    const outcome = await this.place(tenant, body, opts);
+    // Only a tick's create checks a schedule, and no schedule is named here.
+    if (outcome.kind === 'scheduleGone')
+      throw new Error('a submit without a schedule found it gone');
+    return outcome;
+  }
+
+  /**
+   * A schedule's tick: submits its task as `submit` does, but only while the schedule exists,
+   * checked in the create's own script, so that no tick makes a task once `deleteSchedule` has
+   * answered (`scheduleGone`). Ticks go to shard 0, beside the schedules (one slot on a cluster).
+   */
+  submitTick(tenant: string, body: unknown, opts: TickOptions): Promise<TickOutcome> {
+    return this.place(tenant, body, opts);
+  }
+
+  private async place(
+    tenant: string,
+    body: unknown,
+    opts: SubmitOptions & { scheduleId?: string },
+  ): Promise<TickOutcome> {
     const count = this.shards.length;
     if (count === 1) return (this.shards[0] as Shard).submitter.submit(tenant, body, opts);
     let shard: Shard;
-    if (this.pinned(body)) shard = this.shards[0] as Shard;
-    else if (opts?.idempotencyKey !== undefined) {
+    if (this.pinned(body) || opts.scheduleId !== undefined) shard = this.shards[0] as Shard;
+    else if (opts.idempotencyKey !== undefined) {
       shard = this.shards[keyShard(tenant, opts.idempotencyKey, count)] as Shard;
     } else {
       shard = this.shards[this.nextShard] as Shard;
@@ -396,10 +418,16 @@ export class TaskEngine {
     };
   }
 
-  /** Answers an `input_required` task and wakes its job. */
+  /**
+   * Answers an `input_required` task and wakes its job. The answer is recorded only if the task
+   * still asks the question it was checked against: one asked since (another replica took an
+   * answer to the first, and the handler asked again) is `questionChanged`, and waits on.
+   */
   async answer(tenant: string, id: string, body: unknown): Promise<AnswerOutcome> {
-    const view = await this.owned(tenant, id);
-    if ('kind' in view) return view;
+    if (!isTaskId(id)) return notFound;
+    const read = await this.redis(() => this.shardOf(id).store.peekAt(id));
+    if (!read || read.view.tenant !== tenant) return notFound;
+    const { view, seq } = read;
     if (view.status !== 'input_required' || !view.inputRequest) {
       return conflict('notAwaitingInput', view.status);
     }
@@ -417,11 +445,16 @@ export class TaskEngine {
         id,
         'answer',
         { awaitingInput: false, inputRequest: null },
-        { appendInput: parsed.data.input },
+        { appendInput: parsed.data.input, ifSeq: seq },
       ),
     );
-    if (!done.ok)
-      return done.reason === 'missing' ? notFound : conflict('notAwaitingInput', done.current);
+    if (!done.ok) {
+      if (done.reason === 'missing') return notFound;
+      return conflict(
+        done.reason === 'changed' ? 'questionChanged' : 'notAwaitingInput',
+        done.current,
+      );
+    }
     const wake = await this.wake(view);
     const { inputRequest: _answered, ...rest } = view;
     const answered = { ...rest, status: 'working' as const, statusMessage: 'input received' };
