@@ -105,7 +105,7 @@ const CREATE = `${COMMON}
 -- What this call did already (a table per script run): each create of a call has the same \`now\`,
 -- so the upkeep of a key (pruning, expiries, the head's virtual time, a tenant's tag) leaves the
 -- same state done once per key in a call as once per task, and costs 8 commands less per task.
-local once, virtual, tags = {}, {}, {}
+local once, virtual, tags, sweeps, index_until = {}, {}, {}, {}, {}
 local function first_time(what, key)
   local k = what .. key
   if once[k] then return false end
@@ -132,6 +132,46 @@ local function head_time(fair, head, now_ms, task_prefix)
   end
   virtual[head] = v
   return v
+end
+
+-- A tenant's index follows its tasks' own expiry (issue 27): each create looks at the next
+-- INDEX_SWEEP entries after a cursor that walks the index round and round (\`<index>-sweep\`) and
+-- drops those whose record is gone, so the entries of expired or deleted tasks leave within
+-- (index size / INDEX_SWEEP) creates, at a bounded cost per create; and the index key expires
+-- with its longest-lived task (\`until_ms\`), so an idle tenant's is gone with its last task.
+local INDEX_SWEEP = 4
+local function sweep_index(index, task_prefix, until_ms)
+  local key = index .. '-sweep'
+  local cursor = sweeps[index]
+  if cursor == nil then cursor = redis.call('GET', key) or '' end
+  local from = '-'
+  if cursor ~= '' then from = '(' .. cursor end
+  local batch = redis.call('ZRANGEBYLEX', index, from, '+', 'LIMIT', 0, INDEX_SWEEP)
+  for _, member in ipairs(batch) do
+    local colon = string.find(member, ':', 1, true)
+    if colon and redis.call('EXISTS', task_prefix .. string.sub(member, colon + 1)) == 0 then
+      redis.call('ZREM', index, member)
+    end
+  end
+  if #batch < INDEX_SWEEP then cursor = '' else cursor = batch[#batch] end
+  sweeps[index] = cursor
+  redis.call('SET', key, cursor, 'PXAT', until_ms)
+end
+
+-- The index key lives until its longest-lived task expires: PEXPIREAT only ever moves it later.
+local function index_expiry(index, expires_at, now)
+  local at = tonumber(expires_at)
+  local known = index_until[index]
+  if known == nil then
+    local left = redis.call('PTTL', index)
+    if left >= 0 then known = tonumber(now) + left else known = 0 end
+  end
+  if at > known then
+    redis.call('PEXPIREAT', index, expires_at)
+    known = at
+  end
+  index_until[index] = known
+  return string.format('%d', known)
 end
 
 local function fair_priority(fair, head, tenant, step, offset, now_ms, task_prefix)
@@ -179,10 +219,8 @@ local function create(task, index, idem, open_set, usage, open_tenants, fair, he
   local written = {}
   for i = 1, #fields, 2 do written[fields[i]] = fields[i + 1] end
   redis.call('ZADD', index, 0, member)
-  if first_time('index ', index) then
-    redis.call('ZREMRANGEBYLEX', index, prune_bound, '+')
-    redis.call('PEXPIRE', index, index_ttl)
-  end
+  if first_time('index ', index) then redis.call('ZREMRANGEBYLEX', index, prune_bound, '+') end
+  sweep_index(index, string.sub(task, 1, #task - #id), index_expiry(index, expires_at, now))
   -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
   if first_time('prune ', open_set) then redis.call('ZREMRANGEBYSCORE', open_set, '-inf', now) end
   redis.call('ZADD', open_set, expires_at, id)
