@@ -41,7 +41,9 @@ it("drops expired tasks from the tenant's index a bounded number per create, and
     },
   });
   expect(batch.status).toBe(207);
-  const short = batch.body.results.map((r: { task: { taskId: string } }) => r.task.taskId);
+  const short: string[] = batch.body.results.map(
+    (r: { task: { taskId: string } }) => r.task.taskId,
+  );
   expect(short).toHaveLength(40);
   expect(await redis.zcard(index)).toBe(43);
 

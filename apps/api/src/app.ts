@@ -62,7 +62,7 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   const jobs = deps.engine.jobs;
   const metrics = new ApiMetrics(() => deps.engine.knownShards(), deps.redisTimeoutMs, {
     tenants: deps.keys.tenants,
-    maxBytes: deps.engine.tenantMaxBytes,
+    maxBytes: () => deps.engine.tenantMaxBytes,
   });
 
   const observe: RequestObserver = (req, res, seconds, route) =>

@@ -20,13 +20,15 @@ local function usage_add(usage, id, bytes)
   end
 end
 
+-- The id leaves the expiry set even without bytes in the hash (as TENANT_USAGE does): a stray
+-- entry there would come back first at every submit's prune and hold its place forever.
 local function usage_release(usage, id)
   local bytes = redis.call('HGET', usage, id)
   if bytes then
     redis.call('HINCRBY', usage, '#total', -tonumber(bytes))
     redis.call('HDEL', usage, id)
-    redis.call('ZREM', usage .. '-exp', id)
   end
+  redis.call('ZREM', usage .. '-exp', id)
 end
 `;
 
