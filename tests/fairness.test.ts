@@ -183,6 +183,79 @@ describe('fair share between tenants', () => {
     expect(await runOrder(service.prefix, 4)).toEqual(['alpha:0', 'alpha:1', 'alpha:2', 'alpha:3']);
   });
 
+  // Issue 27: the virtual time grew without bound under steady traffic; once the tags reached
+  // BullMQ's largest priority (2^21) every task got that priority, i.e. arrival order.
+  it('stays fair once the virtual time has passed BullMQ’s largest priority', async () => {
+    const service = await start();
+    const fair = service.store.keys.fairShare(service.tasks.queueFor('mark').name);
+    const far = 2 ** 21 + 5000;
+    // '#at' ahead of now: the first submit must not take the queue for idle and reset the clock.
+    await redis.hset(fair, 'alpha', far, '#v', far, '#at', Date.now() + 60_000);
+    await submitMany(service, 'alpha', 1, 30);
+    await submitMany(service, 'beta', 1, 1);
+    await runWorker(service.prefix, 1);
+    const order = await runOrder(service.prefix, 31);
+    expect(order.indexOf('beta:1')).toBeLessThanOrEqual(2);
+    const alpha = order.filter((o) => o.startsWith('alpha:')).map((o) => Number(o.slice(6)));
+    expect(alpha).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+  });
+
+  it('a task’s own priority still orders it within its tenant past 2^21', async () => {
+    const service = await start();
+    const fair = service.store.keys.fairShare(service.tasks.queueFor('mark').name);
+    const far = 2 ** 21 + 5000;
+    // '#at' ahead of now: the first submit must not take the queue for idle and reset the clock.
+    await redis.hset(fair, 'alpha', far, '#v', far, '#at', Date.now() + 60_000);
+    for (let n = 1; n <= 3; n++) {
+      const low = await service.http('POST', '/v1/jobs', {
+        body: { type: 'mark', input: { who: 'alpha', n }, priority: 10 },
+      });
+      expect(low.status).toBe(202);
+    }
+    const high = await service.http('POST', '/v1/jobs', {
+      body: { type: 'mark', input: { who: 'alpha', n: 0 }, priority: 1 },
+    });
+    expect(high.status).toBe(202);
+    await runWorker(service.prefix, 1);
+    expect(await runOrder(service.prefix, 4)).toEqual(['alpha:0', 'alpha:1', 'alpha:2', 'alpha:3']);
+  });
+
+  it('moves a queued backlog down to a new base a bounded part per call, keeping its order', async () => {
+    const service = await start();
+    const queue = service.tasks.queueFor('mark');
+    const fair = service.store.keys.fairShare(queue.name);
+    const rebaseAt = 65_536; // REBASE_AT in the create script
+    await redis.hset(fair, '#v', rebaseAt, '#at', Date.now() + 60_000);
+    // Alpha's first task takes a second; behind it 199 more, their priorities just past the base.
+    await service.http('POST', '/v1/jobs', {
+      body: { type: 'mark', input: { who: 'alpha', n: 1, ms: 1000 } },
+    });
+    await submitMany(service, 'alpha', 2, 99);
+    await submitMany(service, 'alpha', 101, 100);
+    await runWorker(service.prefix, 1);
+    await runOrder(service.prefix, 1);
+    // The head is now past REBASE_AT: beta's creates move the backlog, 64 jobs per call.
+    await submitMany(service, 'beta', 1, 1);
+    const newBase = await redis.hget(fair, '#nb');
+    expect(Number(newBase)).toBeGreaterThanOrEqual(rebaseAt);
+    await submitMany(service, 'alpha', 201, 10);
+    await submitMany(service, 'beta', 2, 1);
+    for (let i = 0; i < 3; i++) await submitMany(service, 'beta', 3 + i, 1);
+    // Done: every queued priority is written for the new base, and small.
+    expect(await redis.hget(fair, '#b')).toBe(newBase);
+    expect(await redis.hexists(fair, '#nb')).toBe(0);
+    const scores = await redis.zrange(queue.toKey('prioritized'), 0, -1, 'WITHSCORES');
+    const priorities = scores
+      .filter((_, i) => i % 2 === 1)
+      .map((x) => Math.floor(Number(x) / 2 ** 32));
+    expect(Math.max(...priorities)).toBeLessThan(300);
+    const order = await runOrder(service.prefix, 215);
+    // Beta's tasks joined at the head, one turn apart, and alpha's kept their order.
+    for (let b = 1; b <= 5; b++) expect(order.indexOf(`beta:${b}`)).toBeLessThanOrEqual(2 * b + 2);
+    const alpha = order.filter((o) => o.startsWith('alpha:')).map((o) => Number(o.slice(6)));
+    expect(alpha).toEqual(Array.from({ length: 210 }, (_, i) => i + 1));
+  });
+
   it('LONGRUN_FAIR_SHARE=off queues in arrival order across tenants', async () => {
     const service = await start({ fairShare: false });
     await submitMany(service, 'alpha', 1, 10);

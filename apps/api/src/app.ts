@@ -71,7 +71,7 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   const metrics = new ApiMetrics(
     () => deps.engine.knownShards(),
     deps.redisTimeoutMs,
-    { tenants: deps.keys.tenants, maxBytes: deps.engine.tenantMaxBytes },
+    { tenants: deps.keys.tenants, maxBytes: () => deps.engine.tenantMaxBytes },
     // Every path a router is mounted at below: the route labels' fixed set (see routeLabel).
     [JSONRPC_PATH, REST_PATH, ADMIN_QUEUES_PATH],
   );

@@ -11,9 +11,11 @@ import {
   taskKeys,
   TaskEngine,
   TaskEvents,
+  TENANT_MAX_BYTES_WITHOUT_MAXMEMORY,
   WebhookTargetPolicy,
 } from '@longrun/engine';
 import { createListener } from './app.js';
+import { followMaxMemory } from './storage-budget.js';
 import { loadConfig } from './config.js';
 import { devApiKey, type DevKey } from './dev-key.js';
 import { ApiKeys } from './http/auth.js';
@@ -87,7 +89,8 @@ async function main(): Promise<void> {
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
     redisTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
     maxOpenTasks: config.LONGRUN_MAX_OPEN_TASKS,
-    tenantMaxBytes: config.LONGRUN_TENANT_MAX_BYTES,
+    // Unset: 256 MiB until Redis's maxmemory is read, then a quarter of it (followMaxMemory).
+    tenantMaxBytes: config.LONGRUN_TENANT_MAX_BYTES ?? TENANT_MAX_BYTES_WITHOUT_MAXMEMORY,
     maxSchedules: config.LONGRUN_MAX_SCHEDULES,
     scheduleMinEveryMs: config.LONGRUN_SCHEDULE_MIN_EVERY_MS,
     fairShare: config.LONGRUN_FAIR_SHARE === 'on' && { weights: config.LONGRUN_TENANT_WEIGHTS },
@@ -105,6 +108,9 @@ async function main(): Promise<void> {
     });
   await announce();
   connection.on('ready', () => void engine.announceShards().catch(() => undefined));
+  if (config.LONGRUN_TENANT_MAX_BYTES === undefined) {
+    await followMaxMemory(engine, connection, logger, config.LONGRUN_REDIS_TIMEOUT_MS);
+  }
   setInterval(() => void engine.announceShards().catch(() => undefined), 30_000).unref();
   if (cluster.clusterNodes.length > 0 && config.LONGRUN_SHARDS > 1) {
     // Where the shards fall: an operator sees at once whether the primaries share the work.

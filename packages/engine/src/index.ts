@@ -17,6 +17,7 @@ export * from './engine/batch.js';
 export * from './engine/watch.js';
 export * from './engine/answer-validator.js';
 export * from './tenant-limiter.js';
+export * from './tenant-budget.js';
 export * from './task-events.js';
 export * from './task-messages.js';
 export * from './webhook-target.js';

@@ -25,13 +25,15 @@ local function usage_add(usage, id, bytes)
   end
 end
 
+-- The id leaves the expiry set even without bytes in the hash (as TENANT_USAGE does): a stray
+-- entry there would come back first at every submit's prune and hold its place forever.
 local function usage_release(usage, id)
   local bytes = redis.call('HGET', usage, id)
   if bytes then
     redis.call('HINCRBY', usage, '#total', -tonumber(bytes))
     redis.call('HDEL', usage, id)
-    redis.call('ZREM', usage .. '-exp', id)
   end
+  redis.call('ZREM', usage .. '-exp', id)
 end
 `;
 
@@ -101,17 +103,23 @@ end
 const CREATE = `${COMMON}
 -- Fair share (decision 33): the task's BullMQ priority is its tenant's virtual start time. \`fair\`
 -- is a hash of tenant -> the tag of its last task on this queue, \`head\` the queue's prioritized
--- set (BullMQ scores it priority * 2^32 + a counter), whose first job's priority is the virtual
--- time now (kept under '#v' for when the set is empty): its priority less its own offset (the
--- task's \`priority\` - 1, read off its record). A tenant's next tag is one step
--- (1 / its weight) after its last, but never before now: one with a backlog keeps its order, one
--- that was idle joins the head. An empty set may only mean that the jobs of the last creates are
--- on their way: the clock starts over only once the queue has been empty with no create for a
--- second ('#at'), which keeps tags far from BullMQ's largest priority.
+-- set (BullMQ scores it priority * 2^32 + a counter), whose first job stands for the virtual
+-- time now (kept under '#v' for when the set is empty): the tag its priority was written for,
+-- less its own offset (the task's \`priority\` - 1, read off its record). A tenant's next tag is
+-- one step (1 / its weight) after its last, but never before now: one with a backlog keeps its
+-- order, one that was idle joins the head. An empty set may only mean that the jobs of the last
+-- creates are on their way: the clock starts over only once the queue has been empty with no
+-- create for a second ('#at').
+-- Tags only grow, and under steady traffic the queue is never empty for a second, so a priority
+-- is written relative to a base ('#b': priority = tag - base + offset) that moves up with the
+-- head (decision 53): once the head is REBASE_AT past the base, the base moves up to it, and the
+-- jobs already queued move down as much, MIGRATE_PER_CALL per call from the head, so the order
+-- of the queue never changes and the work per call stays bounded. While they move ('#nb' the
+-- new base, '#f' the frontier), a priority under '#f' is already written for the new base.
 -- What this call did already (a table per script run): each create of a call has the same \`now\`,
 -- so the upkeep of a key (pruning, expiries, the head's virtual time, a tenant's tag) leaves the
 -- same state done once per key in a call as once per task, and costs 8 commands less per task.
-local once, virtual, tags = {}, {}, {}
+local once, virtual, tags, sweeps, index_until = {}, {}, {}, {}, {}
 local function first_time(what, key)
   local k = what .. key
   if once[k] then return false end
@@ -119,25 +127,132 @@ local function first_time(what, key)
   return true
 end
 
+local REBASE_AT, MIGRATE_PER_CALL, MAX_PRIORITY, P32 = 65536, 64, 2097152, 4294967296
+local coords = {}
+local function fair_coords(fair)
+  local c = coords[fair]
+  if c then return c end
+  local got = redis.call('HMGET', fair, '#b', '#nb', '#f')
+  c = {b = tonumber(got[1]) or 0, nb = tonumber(got[2]), f = tonumber(got[3])}
+  if not (c.nb and c.f) then c.nb, c.f = nil, nil end
+  coords[fair] = c
+  return c
+end
+
+local function num(x) return string.format('%.0f', x) end
+
+-- The base a queued priority was written for.
+local function base_of(c, p)
+  if c.nb and p < c.f then return c.nb end
+  return c.b
+end
+
+-- Moves the next jobs not yet moved (from the frontier on, in queue order) down to the new base:
+-- their score keeps its counter, their hash its priority (BullMQ re-adds a retried job with it).
+-- Each moved priority ends under the new frontier, so no job moves twice.
+local function migrate(fair, head, c)
+  local d = c.nb - c.b
+  local jobs = redis.call('ZRANGEBYSCORE', head, num(c.f * P32), '+inf', 'WITHSCORES', 'LIMIT', 0, MIGRATE_PER_CALL)
+  local job_prefix = string.sub(head, 1, #head - #'prioritized')
+  local last = c.f
+  for i = 1, #jobs, 2 do
+    local score = tonumber(jobs[i + 1])
+    local p = math.floor(score / P32)
+    local moved = math.max(p - d, 1)
+    redis.call('ZADD', head, num(moved * P32 + (score - p * P32)), jobs[i])
+    redis.call('HSET', job_prefix .. jobs[i], 'priority', moved)
+    last = p
+  end
+  if #jobs < MIGRATE_PER_CALL * 2 then
+    c.b, c.nb, c.f = c.nb, nil, nil
+    redis.call('HSET', fair, '#b', num(c.b))
+    redis.call('HDEL', fair, '#nb', '#f')
+  else
+    c.f = last
+    redis.call('HSET', fair, '#f', num(last))
+  end
+end
+
 local function head_time(fair, head, now_ms, task_prefix)
   if virtual[head] then return virtual[head] end
   local first = redis.call('ZRANGE', head, 0, 0, 'WITHSCORES')
+  local c = fair_coords(fair)
   local v
   if first[2] then
     local own = tonumber(redis.call('HGET', task_prefix .. first[1], '${F.priority}') or '1') or 1
-    v = math.max(math.floor(tonumber(first[2]) / 4294967296) - (own - 1), 0)
-    redis.call('HSET', fair, '#v', v)
+    local p = math.floor(tonumber(first[2]) / P32)
+    v = base_of(c, p) + math.max(p - (own - 1), 0)
+    redis.call('HSET', fair, '#v', num(v))
   else
     local at = redis.call('HGET', fair, '#at')
     if not at or tonumber(now_ms) - tonumber(at) > 1000 then
       redis.call('DEL', fair)
+      c.b, c.nb, c.f = 0, nil, nil
       v = 0
     else
       v = tonumber(redis.call('HGET', fair, '#v') or '0')
     end
   end
+  if not c.nb and v - c.b > REBASE_AT then
+    c.nb, c.f = c.b + math.floor(v - c.b) - 1, 1
+    redis.call('HSET', fair, '#nb', num(c.nb), '#f', '1')
+  end
+  if c.nb and first_time('migrate ', head) then migrate(fair, head, c) end
   virtual[head] = v
   return v
+end
+
+-- A tenant's index follows its tasks' own expiry (issue 27): each create adds INDEX_SWEEP to
+-- what its index is swept by at the end of the call: the next entries after a cursor that walks
+-- the index round and round (\`<index>-sweep\`) are looked at, and those whose record is gone
+-- dropped, so the entries of expired or deleted tasks leave within (index size / INDEX_SWEEP)
+-- creates, at a bounded cost per create; and the index key expires with its longest-lived task
+-- (\`until_ms\`), so an idle tenant's is gone with its last task.
+local INDEX_SWEEP = 3
+local sweep_order = {}
+local function plan_sweep(index, task_prefix, until_ms)
+  local plan = sweeps[index]
+  if not plan then
+    plan = {index = index, prefix = task_prefix, n = 0}
+    sweeps[index] = plan
+    sweep_order[#sweep_order + 1] = plan
+  end
+  plan.n = plan.n + INDEX_SWEEP
+  plan.until_ms = until_ms
+end
+
+local function finish_sweeps()
+  for _, plan in ipairs(sweep_order) do
+    local key = plan.index .. '-sweep'
+    local cursor = redis.call('GET', key) or ''
+    local from = '-'
+    if cursor ~= '' then from = '(' .. cursor end
+    local batch = redis.call('ZRANGEBYLEX', plan.index, from, '+', 'LIMIT', 0, plan.n)
+    for _, member in ipairs(batch) do
+      local colon = string.find(member, ':', 1, true)
+      if colon and redis.call('EXISTS', plan.prefix .. string.sub(member, colon + 1)) == 0 then
+        redis.call('ZREM', plan.index, member)
+      end
+    end
+    if #batch < plan.n then cursor = '' else cursor = batch[#batch] end
+    redis.call('SET', key, cursor, 'PXAT', plan.until_ms)
+  end
+end
+
+-- The index key lives until its longest-lived task expires: PEXPIREAT only ever moves it later.
+local function index_expiry(index, expires_at, now)
+  local at = tonumber(expires_at)
+  local known = index_until[index]
+  if known == nil then
+    local left = redis.call('PTTL', index)
+    if left >= 0 then known = tonumber(now) + left else known = 0 end
+  end
+  if at > known then
+    redis.call('PEXPIREAT', index, expires_at)
+    known = at
+  end
+  index_until[index] = known
+  return string.format('%d', known)
 end
 
 local function fair_priority(fair, head, tenant, step, offset, now_ms, task_prefix)
@@ -147,7 +262,11 @@ local function fair_priority(fair, head, tenant, step, offset, now_ms, task_pref
   local tag = math.max(v, last + step)
   tags[k] = tag
   redis.call('HSET', fair, tenant, tostring(tag), '#at', now_ms)
-  return math.min(math.max(math.ceil(tag), 1) + offset, 2097152)
+  local c = fair_coords(fair)
+  local priority = math.min(math.max(math.ceil(tag - c.b), 1) + offset, MAX_PRIORITY)
+  -- Ahead of the frontier of a move under way: written for the new base, among the moved jobs.
+  if c.nb and priority < c.f then priority = math.max(priority - (c.nb - c.b), 1) end
+  return priority
 end
 
 -- A replay of an idempotency key (the same body) hands the key's task to another request: an
@@ -206,10 +325,8 @@ local function create(task, index, idem, open_set, usage, open_tenants, fair, he
   redis.call('HSET', task, unpack(fields))
   redis.call('PEXPIREAT', task, expires_at)
   redis.call('ZADD', index, 0, member)
-  if first_time('index ', index) then
-    redis.call('ZREMRANGEBYLEX', index, prune_bound, '+')
-    redis.call('PEXPIRE', index, index_ttl)
-  end
+  if first_time('index ', index) then redis.call('ZREMRANGEBYLEX', index, prune_bound, '+') end
+  plan_sweep(index, string.sub(task, 1, #task - #id), index_expiry(index, expires_at, now))
   -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
   if first_time('prune ', open_set) then redis.call('ZREMRANGEBYSCORE', open_set, '-inf', now) end
   redis.call('ZADD', open_set, expires_at, id)
@@ -243,7 +360,9 @@ end
  * Returns what `create` returns ('ok <priority>' under fair share).
  */
 export const CREATE_TASK = `${CREATE}
-return create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+local reply, priority = create(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+finish_sweeps()
+return reply
 `;
 
 /**
@@ -289,6 +408,7 @@ for i = 0, n - 1 do
   end
   replies[i + 1] = reply
 end
+finish_sweeps()
 return replies
 `;
 

@@ -21,7 +21,7 @@ export class ApiMetrics {
     shards: () => Promise<readonly { number: number; jobs: TaskQueue; store: TaskStore }[]>,
     redisTimeoutMs: number,
     /** With a storage budget: each tenant's stored bytes, read at scrape time. */
-    budget?: { tenants: readonly string[]; maxBytes: number },
+    budget?: { tenants: readonly string[]; maxBytes: () => number },
     /**
      * The paths routers are mounted at (`app.use(path, router)`). Express matches
      * them in any letter case and gives the request's spelling as `baseUrl`; the label uses the
@@ -68,12 +68,16 @@ export class ApiMetrics {
         }
       },
     });
-    if (budget && budget.maxBytes > 0) {
+    if (budget && budget.maxBytes() > 0) {
       new Gauge({
         name: 'longrun_tenant_storage_budget_bytes',
-        help: "Bytes one tenant's stored tasks may take (LONGRUN_TENANT_MAX_BYTES)",
+        help: "Bytes one tenant's stored tasks may take (LONGRUN_TENANT_MAX_BYTES; by default a quarter of Redis's maxmemory)",
         registers: [this.registry],
-      }).set(budget.maxBytes);
+        collect() {
+          // The default follows Redis's maxmemory, so it is read at scrape time.
+          this.set(budget.maxBytes());
+        },
+      });
       new Gauge({
         name: 'longrun_tenant_stored_bytes',
         help: "Bytes each tenant's stored tasks take (records, inputs, results, answers), read at scrape time; tenant_hash is the first 12 hex digits of the tenant's SHA-256 (/metrics needs no key, so no tenant names)",

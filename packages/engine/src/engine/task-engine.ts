@@ -85,7 +85,9 @@ export interface TaskEngineOptions {
   maxOpenTasks: number;
   /**
    * Bytes one tenant's tasks may keep in Redis (records with inputs, results and answers),
-   * counted when written, given back on expiry or delete; 0 (default) = no budget.
+   * counted when written, given back on expiry or delete; 0 (default here) = no budget. The API
+   * sets it from `LONGRUN_TENANT_MAX_BYTES`, by default a quarter of Redis's `maxmemory`
+   * (`tenantBudgetFor`), and may change it later (`setTenantMaxBytes`).
    */
   tenantMaxBytes?: number | undefined;
   /**
@@ -136,10 +138,23 @@ export class TaskEngine {
 
   /** See `TaskEngineOptions.tenantMaxBytes` (0: no budget). */
   get tenantMaxBytes(): number {
-    return this.opts.tenantMaxBytes ?? 0;
+    return this.budgetBytes;
   }
 
+  /**
+   * Changes the storage budget for the submits that follow (the API's default follows Redis's
+   * `maxmemory`, read again while it runs: `tenantBudgetFor`). 0 turns it off.
+   */
+  setTenantMaxBytes(bytes: number): void {
+    if (!Number.isInteger(bytes) || bytes < 0)
+      throw new RangeError('bytes must be an integer >= 0');
+    this.budgetBytes = bytes;
+  }
+
+  private budgetBytes: number;
+
   constructor(private readonly opts: TaskEngineOptions) {
+    this.budgetBytes = opts.tenantMaxBytes ?? 0;
     const count = opts.shards ?? 1;
     if (!Number.isInteger(count) || count < 1 || count > MAX_SHARDS) {
       throw new RangeError(`shards must be an integer from 1 to ${MAX_SHARDS}`);
@@ -271,7 +286,14 @@ export class TaskEngine {
     opts: SubmitOptions & { scheduleId?: string },
   ): Promise<TickOutcome> {
     const count = this.shards.length;
-    if (count === 1) return (this.shards[0] as Shard).submitter.submit(tenant, body, opts);
+    if (count === 1) {
+      // The budget as it is now (it may change while the API runs: setTenantMaxBytes).
+      const caps = opts?.caps ?? {
+        maxOpenTasks: this.opts.maxOpenTasks,
+        maxBytes: this.budgetBytes,
+      };
+      return (this.shards[0] as Shard).submitter.submit(tenant, body, { ...opts, caps });
+    }
     let shard: Shard;
     if (this.pinned(body) || opts.scheduleId !== undefined) shard = this.shards[0] as Shard;
     else if (opts.idempotencyKey !== undefined) {
@@ -315,10 +337,12 @@ export class TaskEngine {
 
   /**
    * What the tenant holds on the shards other than `shard` (open tasks, stored bytes). Far from
-   * its open-task cap (under half, as last read) a read up to a second old will do, counted up
-   * as this process creates tasks meanwhile; nearer, and whenever a storage budget is set, every
-   * submit reads every shard (one pipelined read each), so a cap holds exactly where it bites,
-   * and a tenant far from it costs one read per other shard a second, not per submit.
+   * its open-task cap and its storage budget (under half of each, as last read) a read up to a
+   * second old will do, counted up as this process creates tasks meanwhile; nearer, every submit
+   * reads every shard (one pipelined read each), so a cap holds exactly where it bites, and a
+   * tenant far from it costs one read per other shard a second, not per submit. (The budget is
+   * on by default, so reading at every submit for it alone would tax every sharded deployment;
+   * far from it, a tenant may pass it by what it stores on other shards within that second.)
    */
   private async usageElsewhere(
     tenant: string,
@@ -326,8 +350,8 @@ export class TaskEngine {
   ): Promise<{ open: number; bytes: number }> {
     let usage = this.usage.get(tenant);
     const fresh = usage && Date.now() - usage.readAt <= USAGE_FRESH_MS;
-    // Stored bytes grow with results written elsewhere, unseen here: a budget reads every time.
-    const exact = this.tenantMaxBytes > 0 || usage?.near(this.opts.maxOpenTasks) === true;
+    // Near a cap, stored bytes grow with results written elsewhere, unseen here: read every time.
+    const exact = usage?.near(this.opts.maxOpenTasks, this.tenantMaxBytes) === true;
     if (!usage || !fresh || exact) {
       const read = await this.redis(() =>
         Promise.all(this.shards.map((s) => s.store.tenantUsage(tenant))),
@@ -638,9 +662,10 @@ class TenantUsage {
     if (entry) entry.open += 1;
   }
 
-  /** At half of the open-task cap or past it (0: no cap). */
-  near(maxOpen: number): boolean {
-    return maxOpen > 0 && this.except(-1).open * 2 >= maxOpen;
+  /** At half of the open-task cap or of the storage budget, or past it (0: none). */
+  near(maxOpen: number, maxBytes: number): boolean {
+    const { open, bytes } = this.except(-1);
+    return (maxOpen > 0 && open * 2 >= maxOpen) || (maxBytes > 0 && bytes * 2 >= maxBytes);
   }
 
   /** The sum over every shard but `shard`. */
