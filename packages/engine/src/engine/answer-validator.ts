@@ -1,4 +1,5 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { ajvMessage } from './ajv-field-error.js';
 import type { FieldError } from './outcomes.js';
 
 /**
@@ -19,7 +20,7 @@ export class InputValidator {
           ? `/${String((e.params as { additionalProperty?: string }).additionalProperty)}`
           : '';
       const path = `input${`${e.instancePath}${extra}`.replaceAll('/', '.')}`;
-      return { path, message: e.message ?? 'is invalid' };
+      return { path, message: ajvMessage(e) };
     });
   }
 

@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { Redis } from 'ioredis';
+import { ajvMessage } from '../engine/ajv-field-error.js';
 import type { FieldError } from '../engine/outcomes.js';
 import type { TaskWorkerLogger } from '../worker/job-data.js';
 import { QUEUE_NAME } from '../keys.js';
@@ -182,5 +183,5 @@ function toFieldError(e: ErrorObject): FieldError {
         ? `/${String((e.params as { missingProperty?: string }).missingProperty)}`
         : '';
   const path = `input${`${e.instancePath}${extra}`.replaceAll('/', '.')}`;
-  return { path, message: e.message ?? 'is invalid' };
+  return { path, message: ajvMessage(e) };
 }
