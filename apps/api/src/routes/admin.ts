@@ -5,6 +5,7 @@ import type { Queue } from 'bullmq';
 import { Router } from 'express';
 import type { TaskQueue } from '@longrun/engine';
 import { requireAdmin } from '../http/admin-auth.js';
+import { offlinePage } from '../http/admin-offline.js';
 
 export const ADMIN_QUEUES_PATH = '/admin/queues';
 
@@ -44,6 +45,7 @@ export function adminRouter(
   router.use(
     ADMIN_QUEUES_PATH,
     requireAdmin(keys),
+    offlinePage,
     (_req, _res, next) => {
       const now = current();
       if (now.length !== shown.length) {
