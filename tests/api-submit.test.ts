@@ -245,6 +245,44 @@ describe('routes', () => {
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/problem\+json/);
   });
+
+  it('answers GET / with an index pointing to the docs, the document and the API', async () => {
+    const res = await api.http('GET', '/', { key: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body.links).toMatchObject({
+      docs: '/docs',
+      openapi: '/openapi.json',
+      jobs: '/v1/jobs',
+    });
+    // Every link it gives is served.
+    for (const href of ['/docs', '/openapi.json']) {
+      expect((await api.http('GET', href, { key: null })).status, href).toBe(200);
+    }
+  });
+
+  it('answers a wrong method on a known path with 405, Allow and a problem', async () => {
+    const id = randomUUID();
+    for (const [method, path, allow] of [
+      ['PUT', '/v1/jobs', 'GET, HEAD, POST'],
+      ['DELETE', '/v1/jobs/', 'GET, HEAD, POST'],
+      ['PATCH', `/v1/jobs/${id}`, 'DELETE, GET, HEAD'],
+      ['GET', `/v1/jobs/${id}/cancel`, 'POST'],
+      ['PUT', '/v1/schedules', 'GET, HEAD, POST'],
+      ['POST', '/healthz', 'GET, HEAD'],
+      ['DELETE', '/openapi.json', 'GET, HEAD'],
+      ['POST', '/', 'GET, HEAD'],
+    ] as const) {
+      const res = await api.http(method, path, { body: method === 'GET' ? undefined : {} });
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get('allow'), `${method} ${path}`).toBe(allow);
+      expect(res.headers.get('content-type')).toMatch(/problem\+json/);
+      expect(res.body.type).toMatch(/method-not-allowed$/);
+      expect(res.body.detail).toContain(allow);
+    }
+    // An unknown path stays 404 whatever the method.
+    expect((await api.http('PUT', '/v1/nothing', { body: {} })).status).toBe(404);
+  });
 });
 
 describe('the JSON body', () => {

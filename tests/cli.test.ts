@@ -99,6 +99,11 @@ describe('usage', { timeout: 60_000 }, () => {
       expect(runs[i]!.code, `${args.join(' ')}: ${show(runs[i]!)}`).toBe(4);
       expect(runs[i]!.stderr, args.join(' ')).toMatch(message);
     });
+    // Each quote the unknown-option message opens, it closes (issue 27: node's own text does not).
+    const unknown = runs[cases.findIndex(([args]) => args.includes('--nope'))]!.stderr;
+    for (const quote of ["'", '"']) {
+      expect(unknown.split(quote).length % 2, `${quote} in ${unknown}`).toBe(1);
+    }
   });
 
   it('needs an API key, and says how to get one', async () => {

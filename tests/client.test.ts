@@ -220,7 +220,12 @@ describe('cancel, input, list, forget', () => {
     const wrong = await lr.input(taskId, { approved: 'yes' }).catch((e: unknown) => e);
     expect(wrong).toBeInstanceOf(LongrunError);
     expect(wrong).toMatchObject({ status: 422 });
-    expect((wrong as LongrunError).errors?.length).toBeGreaterThan(0);
+    // The field list is kept on the error and said in its message (issue 27).
+    expect((wrong as LongrunError).errors).toContainEqual({
+      path: 'input.approved',
+      message: expect.stringMatching(/boolean/),
+    });
+    expect((wrong as LongrunError).message).toMatch(/input\.approved: must be boolean/);
     expect((await lr.get(taskId)).status).toBe('input_required');
 
     const answered = await lr.input(taskId, { approved: true, comment: 'go' });
@@ -353,6 +358,7 @@ describe('errors', () => {
     expect(error).toBeInstanceOf(LongrunError);
     expect((error as LongrunError).status).toBe(422);
     expect((error as LongrunError).errors?.map((e) => e.path)).toContain('input.ms');
+    expect((error as LongrunError).message).toMatch(/input\.ms/);
   });
 
   it('is a LongrunNetworkError (status 0) when nothing answers', async () => {

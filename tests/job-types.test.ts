@@ -108,6 +108,10 @@ describe('submits are checked against the registry', () => {
     expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(res.body.errors[0]).toMatchObject({ path: 'type' });
     expect(res.body.errors[0].message).toMatch(/sleep/);
+    // The worker serving it may point at another Redis or prefix: the detail says which settings
+    // to compare (issue 27).
+    expect(res.body.detail).toMatch(/REDIS_URL/);
+    expect(res.body.detail).toMatch(/LONGRUN_PREFIX/);
 
     const empty = await api({ register: false });
     const none = await submit(empty, 'sleep', { ms: 1 });
@@ -123,6 +127,34 @@ describe('submits are checked against the registry', () => {
     const missing = await submit(a, 'sleep', {});
     expect(missing.status).toBe(422);
     expect(missing.body.errors).toContainEqual(expect.objectContaining({ path: 'input.ms' }));
+  });
+
+  it('an enum or constant the input misses is 422 naming the allowed values', async () => {
+    const a = await api({ register: false });
+    const paint = defineJobType({
+      name: 'paint',
+      input: z.strictObject({
+        colour: z.enum(['red', 'green', 'blue']),
+        finish: z.literal('matte'),
+      }),
+      handler: () => null,
+    });
+    const producer = createRedis(inject('redisUrl'), 'producer');
+    cleanup.push(async () => producer.disconnect());
+    await registerTypes(producer, a.prefix, new Map([['paint', paint]]));
+    const res = await waitFor(
+      async () => {
+        const r = await submit(a, 'paint', { colour: 'pink', finish: 'gloss' });
+        return r.status === 400 ? undefined : r;
+      },
+      { what: 'paint registered' },
+    );
+    expect(res.status).toBe(422);
+    const byPath = Object.fromEntries(
+      (res.body.errors as { path: string; message: string }[]).map((e) => [e.path, e.message]),
+    );
+    expect(byPath['input.colour']).toBe('must be one of "red", "green", "blue"');
+    expect(byPath['input.finish']).toBe('must be "matte"');
   });
 
   it('a type registered after the API started is accepted without a restart, and runs', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor, type HttpResult } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
@@ -80,6 +81,14 @@ describe('a task from submit to result', () => {
     expect(progressed.body.lastUpdatedAt).not.toBe(progressed.body.createdAt);
     const done = await status(id, 'completed');
     expect(done.body.result).toEqual({ sleptMs: 2500 });
+    // Done is 100%, not the last report (80): the handle and the last event say so (issue 27).
+    expect(done.body.progress).toBe(100);
+    const events = await api.http('GET', `/v1/jobs/${id}/events`);
+    const last = events.text.trim().split('\n\n').pop() ?? '';
+    expect(JSON.parse(/^data: (.*)$/m.exec(last)?.[1] ?? '{}')).toMatchObject({
+      status: 'completed',
+      progress: 100,
+    });
   });
 });
 
@@ -305,5 +314,32 @@ describe('metrics', () => {
       /longrun_http_request_duration_seconds_count\{method="POST",route="\/v1\/jobs\/",status="202"\} [1-9]/,
     );
     expect(apiText).toContain('longrun_redis_up 1');
+  });
+
+  it("docs/operations.md lists every label of the API's metrics", async () => {
+    const doc = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+    // The metrics table: | `name` | type | `label`, `label` | from | meaning |
+    const documented = new Map<string, string[]>();
+    for (const [, name, labels] of doc.matchAll(/^\| `(longrun_\w+)` +\| \w+ +\| ([^|]*)\|/gm)) {
+      documented.set(
+        name!,
+        [...labels!.matchAll(/`(\w+)`/g)].map((m) => m[1]!),
+      );
+    }
+    const apiText = (await api.http('GET', '/metrics')).text;
+    const exported = new Map<string, Set<string>>();
+    for (const [, series, labels = ''] of apiText.matchAll(
+      /^(longrun_\w+?)(?:_bucket|_sum|_count)?\{([^}]*)\}/gm,
+    )) {
+      const names = [...labels.matchAll(/(\w+)="/g)].map((m) => m[1]!).filter((l) => l !== 'le');
+      const known = exported.get(series!) ?? new Set<string>();
+      for (const l of names) known.add(l);
+      exported.set(series!, known);
+    }
+    expect(exported.get('longrun_queue_jobs')).toContain('shard');
+    for (const [name, labels] of exported) {
+      expect(documented.has(name), `${name} in the metrics table`).toBe(true);
+      expect(documented.get(name)?.sort(), name).toEqual([...labels].sort());
+    }
   });
 });

@@ -272,6 +272,18 @@ describe('errors', () => {
     expect((await getTask(p, taskId)).status).toBe('cancelled');
   });
 
+  it('a call of an unknown tool is -32602, with or without the tasks extension, creating nothing', async () => {
+    const before = (await http()('GET', '/v1/jobs?limit=100')).body.tasks.length;
+    for (const p of [port(), port(KEY_A, false)]) {
+      const { body } = await p.send('tools/call', { name: 'no-such-tool', arguments: {} });
+      expect(body).not.toHaveProperty('result');
+      const error = errorOf(body);
+      expect(error.code).toBe(-32602);
+      expect(error.message).toMatch(/no-such-tool/);
+    }
+    expect((await http()('GET', '/v1/jobs?limit=100')).body.tasks.length).toBe(before);
+  });
+
   it('a client without the extension: a short tool answers at once, others -32021', async () => {
     const plain = port(KEY_A, false);
     const short = await plain.send('tools/call', { name: 'flaky', arguments: { failTimes: 1 } });

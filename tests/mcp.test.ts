@@ -334,6 +334,22 @@ describe('tasks', () => {
     expect(JSON.stringify(sdk.content)).toMatch(/input\.failTimes/);
     expect((await http()('GET', '/v1/jobs?limit=100')).body.tasks.length).toBe(before);
   });
+
+  it('answers a call of an unknown tool with the protocol error -32602, not a tool result', async () => {
+    // The specification makes an unknown tool a JSON-RPC error (invalid params); a tool result
+    // with isError would be the tool's own failure (issue 27).
+    const plain = await rpcError(
+      alpha.request(
+        { method: 'tools/call', params: { name: 'no-such-tool', arguments: {} } },
+        CallToolResultSchema,
+      ),
+    );
+    expect(plain.code).toBe(-32602);
+    expect(plain.message).toMatch(/no-such-tool/);
+    const asTask = await rpcError(createTask(alpha, 'no-such-tool', {}));
+    expect(asTask.code).toBe(-32602);
+    expect(asTask.message).toMatch(/no-such-tool/);
+  });
 });
 
 describe('input_required', () => {

@@ -46,6 +46,7 @@ async function provoke(): Promise<{ what: string; url: string; res: HttpResult }
 
   await record('no key', '/v1/jobs', send(api, 'GET', '/v1/jobs', { key: null }));
   await record('no route', '/nowhere', send(api, 'GET', '/nowhere'));
+  await record('wrong method', '/v1/jobs', send(api, 'PUT', '/v1/jobs'));
   const missing = `/v1/jobs/${randomUUID()}`;
   await record('missing task', missing, send(api, 'GET', missing));
   await record('bad escape', '/v1/jobs/%zz', send(api, 'GET', '/v1/jobs/%zz'));
@@ -159,6 +160,7 @@ describe('problem types', () => {
       [
         'unauthorized',
         'no-route',
+        'method-not-allowed',
         'not-found',
         'schedule-not-found',
         'bad-url',

@@ -51,7 +51,7 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-it('runs no more than max per window across two workers, and says so on the handle', async () => {
+it('runs no more than max per window across two workers; a fresh handle says queued, not rate-limited', async () => {
   const ids: string[] = [];
   for (let n = 0; n < TASKS; n++) {
     const res = await waitFor(
@@ -62,7 +62,9 @@ it('runs no more than max per window across two workers, and says so on the hand
       { what: 'a call-api task accepted' },
     );
     ids.push(res.body.taskId as string);
-    expect(res.body.statusMessage).toMatch(/rate-limited: at most 2 per 1000 ms/);
+    // Nothing was held back at submit time (the limiter acts when a worker takes the job): the
+    // handle says what is true (issue 27).
+    expect(res.body.statusMessage).toBe('queued');
   }
   for (const id of ids) {
     await waitFor(

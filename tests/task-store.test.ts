@@ -373,17 +373,46 @@ describe('TaskStore.completeMany and CompletionBatch', () => {
     expect((await store.get(b.id))?.result).toBeUndefined();
     expect(await redis.exists(store.keys.task(c.id))).toBe(0);
     expect((await store.get(d.id))?.result).toBeNull();
-    // The event is built from the fields written: status, message and the progress kept.
+    // The event is built from the fields written: status, message, and the numeric progress
+    // finished at 100 (issue 27).
     const last = await log.lastEvent(d.id);
     expect(last).toMatchObject({
       id: '3',
       status: 'completed',
       statusMessage: 'completed',
-      progress: 50,
+      progress: 100,
     });
     expect((await log.lastEvent(a.id))?.status).toBe('completed');
     // Terminal tasks leave the tenant's open set.
     expect(await redis.zscore(store.keys.openTasks('t'), a.id)).toBeNull();
+  });
+
+  it('finishes a numeric progress at 100 on every completion path; an object progress is kept', async () => {
+    const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
+    const log = new TaskLog(redis, store.keys);
+    // Lazy (the completion is the first change), listed (after a progress report), the plain
+    // transition script (a lone completion), and a handler's own object shape.
+    const lazy = newRecord({ progress: 75 });
+    const [listed, single, shaped, none] = [record(), record(), record(), record()];
+    for (const t of [lazy, listed, single, shaped, none]) await store.create(t);
+    await store.transition(listed.id, 'progress', { progress: 75 });
+    await store.transition(single.id, 'progress', { progress: 75 });
+    await store.transition(shaped.id, 'progress', { progress: { done: 3, of: 4 } });
+    await store.completeMany([
+      { id: lazy.id, result: 1 },
+      { id: listed.id, result: 2 },
+      { id: shaped.id, result: 3 },
+      { id: none.id, result: 4 },
+    ]);
+    await new CompletionBatch(store).complete(single.id, 5).outcome;
+    for (const t of [lazy, listed, single]) {
+      const handle = toHandle((await store.peek(t.id))!, 1000);
+      expect(handle, t.id).toMatchObject({ status: 'completed', progress: 100 });
+      expect((await log.lastEvent(t.id))?.progress, t.id).toBe(100);
+    }
+    expect(toHandle((await store.peek(shaped.id))!, 1000).progress).toEqual({ done: 3, of: 4 });
+    // A task that never reported progress does not grow one.
+    expect(toHandle((await store.peek(none.id))!, 1000).progress).toBeUndefined();
   });
 
   it('sends the completions asked for in one turn together, a lone one alone', async () => {

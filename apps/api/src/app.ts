@@ -11,9 +11,12 @@ import { defaultStreamLimits, StreamSlots, type StreamLimits } from './http/stre
 import { fastLane } from './http/fast-lane.js';
 import { requestLog, type RequestObserver } from './http/request-log.js';
 import { errorHandler, notFound } from './http/problem.js';
+import { methodNotAllowed } from './http/method-not-allowed.js';
+import { buildOpenApiDocument } from './openapi.js';
 import { docsRouter } from './routes/docs.js';
 import { ADMIN_QUEUES_PATH, adminRouter } from './routes/admin.js';
 import { healthRouter } from './routes/health.js';
+import { indexRouter } from './routes/index.js';
 import { addJobTypeRoutes } from './routes/job-types.js';
 import { addJobRoutes } from './routes/jobs.js';
 import { problemsRouter } from './routes/problems.js';
@@ -124,6 +127,11 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   );
   // What each problem's `type` resolves to.
   app.use(problemsRouter());
+  // `GET /`: where to go from here (the docs, the document, the task routes).
+  app.use(indexRouter());
+  // A documented path asked with a method it does not answer: 405 with Allow, not the 404.
+  const documented = buildOpenApiDocument({ maxTtlMs: deps.maxTtlMs, jobTypes: [] });
+  app.use(methodNotAllowed(documented.paths as Record<string, unknown>));
   app.use(notFound);
   app.use(errorHandler(deps.logger));
   return { app, observe };

@@ -41,6 +41,29 @@ describe('api config', () => {
     expect(() => loadConfig(env)).toThrow(new RegExp(name));
   });
 
+  it('says which LONGRUN_API_KEYS entry is malformed and why, never the whole key', () => {
+    const secret = 'k3y-without-a-tenant-0123456789';
+    const message = (raw: string) => {
+      try {
+        loadConfig({ LONGRUN_API_KEYS: raw });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error(`${raw} was accepted`);
+    };
+    const noTenant = message(`acme:aaaaaaaaaaaaaaaa1,${secret}`);
+    expect(noTenant).toMatch(/entry 2 of 2/);
+    expect(noTenant).toMatch(/no tenant/);
+    expect(noTenant).toMatch(/tenant:key/);
+    expect(noTenant).not.toContain(secret);
+    expect(noTenant).not.toContain('":…"');
+    const emptyTenant = message(`:${secret}`);
+    expect(emptyTenant).toMatch(/entry 1 of 1.*no tenant/);
+    expect(emptyTenant).not.toContain(secret);
+    expect(message('acme:short')).toMatch(/entry 1 of 1.*"acme".*key.*5 characters.*16/);
+    expect(message('ac me:aaaaaaaaaaaaaaaa1')).toMatch(/entry 1 of 1.*tenant "ac me"/);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ PORT: '', LONGRUN_API_KEYS: '' }).PORT).toBe(3000);
   });

@@ -1,22 +1,46 @@
 import { z } from 'zod';
 import { clusterPrefixIssue, commaList, parseEnv, sharedEnvShape, splitList } from '@longrun/core';
 
+const TENANT = /^[A-Za-z0-9_.-]{1,64}$/;
+const MIN_KEY_LENGTH = 16;
+
+/**
+ * What is wrong with one `tenant:key` entry, or null. The entry is a secret: the message shows
+ * the tenant and at most the first 4 characters of what may be a key.
+ */
+function apiKeyEntryFault(pair: string): string | null {
+  const at = pair.indexOf(':');
+  const tenant = pair.slice(0, Math.max(at, 0));
+  const key = pair.slice(at + 1);
+  if (at < 1) {
+    const seen = at < 0 ? pair : key;
+    return `("${seen.slice(0, 4)}…", ${seen.length} characters) has no tenant`;
+  }
+  if (!TENANT.test(tenant)) {
+    return `(tenant "${tenant.slice(0, 64)}") has a tenant that is not 1-64 letters, digits, _ . -`;
+  }
+  if (key.length < MIN_KEY_LENGTH) {
+    return `(tenant "${tenant}") has a key of ${key.length} characters; it needs ${MIN_KEY_LENGTH} or more`;
+  }
+  return null;
+}
+
 const apiKeys = z
   .string()
   .transform((raw, ctx) => {
     const keys = new Map<string, string>();
-    for (const pair of splitList(raw)) {
-      const at = pair.indexOf(':');
-      const tenant = pair.slice(0, at);
-      const key = pair.slice(at + 1);
-      if (at < 1 || !/^[A-Za-z0-9_.-]{1,64}$/.test(tenant) || key.length < 16) {
+    const pairs = splitList(raw);
+    for (const [i, pair] of pairs.entries()) {
+      const fault = apiKeyEntryFault(pair);
+      if (fault) {
         ctx.addIssue({
           code: 'custom',
-          message: `"${pair.slice(0, Math.max(at, 0))}:…" must be tenant:key (tenant of letters, digits, _ . -; key of 16+ characters)`,
+          message: `entry ${i + 1} of ${pairs.length} ${fault}: each entry must be tenant:key, e.g. acme:<a key of ${MIN_KEY_LENGTH}+ characters>, entries separated by commas`,
         });
         return z.NEVER;
       }
-      keys.set(key, tenant);
+      const at = pair.indexOf(':');
+      keys.set(pair.slice(at + 1), pair.slice(0, at));
     }
     return keys;
   })

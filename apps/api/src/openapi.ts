@@ -26,6 +26,7 @@ import {
   WEBHOOK_HEADERS,
   webhookPayloadSchema,
 } from '@longrun/core';
+import { apiIndexSchema } from './routes/index.js';
 
 /** A JSON Schema or OpenAPI object, as plain JSON. */
 type Json = Record<string, unknown>;
@@ -140,6 +141,7 @@ export function buildOpenApiDocument({
       TaskConflictProblem: taskConflictSchema,
       WebhookPayload: webhookPayloadSchema,
       Health: healthSchema,
+      ApiIndex: apiIndexSchema,
       Readiness: readySchema,
       JobTypeList: jobTypeListSchema,
       BatchSubmitResult: z.object({
@@ -556,6 +558,14 @@ function paths(jobTypes: string, minEveryMs: number): Json {
           '400': ref('responses', 'BadRequest'),
           ...onTask,
         },
+      },
+    },
+    '/': {
+      get: {
+        ...open,
+        operationId: 'index',
+        summary: 'Where to go from here: links to the docs, this document and the task routes',
+        responses: { '200': jsonResponse('The index.', 'ApiIndex') },
       },
     },
     '/healthz': {

@@ -172,6 +172,17 @@ export class UsageError extends Error {
 }
 
 /**
+ * parseArgs' complaint, in our words where its own are broken: node's unknown-option text ends
+ * `as in '-- "--nope"` with a quote it never closes.
+ * @example parseArgsMessage(unknownNope) // "Unknown option '--nope' (an argument starting with - goes after --, as in: -- --nope)"
+ */
+function parseArgsMessage(error: Error): string {
+  const unknown = /^Unknown option '([^']*)'/.exec(error.message)?.[1];
+  if (unknown === undefined) return error.message;
+  return `Unknown option '${unknown}' (an argument starting with - goes after --, as in: -- ${unknown})`;
+}
+
+/**
  * Parses the command line (node:util parseArgs, strict), checking each command's options.
  * @example parse(['get', 'abc', '--json']) // { kind: 'command', command: 'get', arg: 'abc', … }
  */
@@ -180,7 +191,7 @@ export function parse(argv: string[]): Parsed {
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(parseArgsMessage(error as Error));
   }
   const values = parsed.values as Values;
   const [first, ...rest] = parsed.positionals;

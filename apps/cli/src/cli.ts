@@ -340,7 +340,9 @@ function report(error: unknown, io: Io, json: boolean): number {
         `${JSON.stringify({ ...error.problem, status, type, title, detail, errors })}\n`,
       );
     } else {
-      io.stderr.write(`longrun: ${error.message}\n`);
+      // The headline, then one line per field (the error's message names them on one line).
+      const { title, detail } = error;
+      io.stderr.write(`longrun: ${detail ? `${title}: ${detail}` : title}\n`);
       for (const field of error.errors ?? []) {
         io.stderr.write(`  ${field.path}: ${field.message}\n`);
       }

@@ -42,10 +42,7 @@ export class LongrunError extends Error {
   readonly problem: Record<string, unknown>;
 
   constructor(init: LongrunErrorInit) {
-    super(
-      init.detail ? `${init.title}: ${init.detail}` : init.title,
-      init.cause === undefined ? undefined : { cause: init.cause },
-    );
+    super(messageOf(init), init.cause === undefined ? undefined : { cause: init.cause });
     this.name = 'LongrunError';
     this.status = init.status;
     this.type = init.type;
@@ -84,6 +81,24 @@ export class LongrunError extends Error {
       retryAfter,
     });
   }
+}
+
+/** Fields named in an error's message at most; `errors` keeps them all. */
+const FIELDS_IN_MESSAGE = 10;
+
+/**
+ * The error's message: title and detail, then the fields the problem names, so a log line or an
+ * uncaught error says what to fix without the caller reading `errors`.
+ * @example messageOf({ title: 'Unprocessable Content', detail: 'The answer …', errors: [{ path: 'input.ok', message: 'must be boolean' }], … })
+ * // 'Unprocessable Content: The answer … (input.ok: must be boolean)'
+ */
+function messageOf(init: LongrunErrorInit): string {
+  const headline = init.detail ? `${init.title}: ${init.detail}` : init.title;
+  const errors = init.errors ?? [];
+  if (errors.length === 0) return headline;
+  const named = errors.slice(0, FIELDS_IN_MESSAGE).map((e) => `${e.path}: ${e.message}`);
+  if (errors.length > FIELDS_IN_MESSAGE) named.push(`${errors.length - FIELDS_IN_MESSAGE} more`);
+  return `${headline} (${named.join('; ')})`;
 }
 
 /**

@@ -7,7 +7,11 @@ export interface JobContext {
   attempt: number;
   /** Aborted when the task is cancelled, wherever in the worker fleet the handler runs. */
   signal: AbortSignal;
-  /** Reports progress: a number (e.g. percent) or an object; `message` becomes `statusMessage`. */
+  /**
+   * Reports progress: a number, a percent (a completed task's reads 100, whatever was reported
+   * last), or an object of the handler's own shape (kept as it was); `message` becomes
+   * `statusMessage`.
+   */
   progress(value: number | Record<string, unknown>, message?: string): Promise<void>;
   /**
    * Asks the caller for input. The first time, the task becomes `input_required` and the job is

@@ -148,6 +148,13 @@ export const PROBLEM_TYPES = {
     means: 'No route answers this method and path.',
     todo: 'Check the method and path against `/openapi.json` (or `/docs`); task routes live under `/v1/jobs`.',
   },
+  'method-not-allowed': {
+    title: 'Method Not Allowed',
+    status: [405],
+    means:
+      'The path exists but does not answer this method (e.g. `PUT /v1/jobs`). The `Allow` header, and the detail, list the methods it answers.',
+    todo: 'Send the request with one of the methods in `Allow`; `/openapi.json` (or `/docs`) describes each operation.',
+  },
   'bad-url': {
     title: 'Bad Request',
     status: [400],

@@ -85,6 +85,15 @@ local function push_event(task, events, outbox, channel, id, previous, seq, st, 
   return tostring(seq)
 end
 
+-- A completed task's numeric progress (a percent) reads 100: done is done, whatever the handler
+-- last reported (issue 27). An object is the handler's own shape, which longrun cannot finish,
+-- and no progress stays none. Returns the progress to write, or nil to leave it.
+local COMPLETED = '${LIFECYCLE.complete.to}'
+local function done_progress(st, progress)
+  if st == COMPLETED and progress and progress ~= '100' and tonumber(progress) then return '100' end
+  return nil
+end
+
 local function append_event(task, events, outbox, channel, id, previous)
   local snap = redis.call('HMGET', task, '${F.status}', '${F.statusMessage}', '${F.progress}', '${F.updatedAt}', '${F.callback}')
   local seq = redis.call('HINCRBY', task, '${F.seq}', 1)
@@ -443,6 +452,12 @@ local function transition(task, events, outbox, guard, append, channel, id, open
     elseif f == '${F.progress}' then progress = v
     elseif f == '${F.updatedAt}' then updated = v end
   end
+  local done = done_progress(now, progress)
+  if done then
+    progress = done
+    fields[#fields + 1] = '${F.progress}'
+    fields[#fields + 1] = done
+  end
   local seq = (tonumber(cur[7]) or 0) + 1
   fields[#fields + 1] = '${F.seq}'
   fields[#fields + 1] = tostring(seq)
@@ -477,8 +492,9 @@ return transition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4],
  * The completions of several jobs in one call (a worker's jobs that finish in the same turn): one
  * round trip and one script instead of one each, and of each job only its keys, id and result
  * travel (the status, message and time are shared). Each is guarded on its own, as in
- * TRANSITION_TASK, but without its general field handling: a completion knows what it writes,
- * reads only the five fields it needs, and answers in one string (a worker drains thousands of
+ * TRANSITION_TASK, but without its general field handling: a completion knows what it writes
+ * (and a numeric progress, finished at 100: done_progress), reads only the fields it needs, and
+ * answers in one string (a worker drains thousands of
  * jobs a second, and each table built here, and each reply element parsed there, costs CPU on
  * both sides: see bench/analysis.md).
  * KEYS: outbox, then task and events of each job.
@@ -511,6 +527,8 @@ for k = 2, #KEYS, 2 do
     else
       redis.call('HSET', task, '${F.status}', st, '${F.statusMessage}', msg, '${F.updatedAt}', updated, '${F.result}', result, '${F.seq}', tostring(seq))
     end
+    local progress = done_progress(st, cur[3])
+    if progress then redis.call('HSET', task, '${F.progress}', progress) else progress = cur[3] end
     redis.call('ZREM', open_prefix .. cur[2] .. ':open', id)
     usage_add(open_prefix .. cur[2] .. ':usage', id, #result)
     local eid
@@ -521,7 +539,7 @@ for k = 2, #KEYS, 2 do
       redis.call('PUBLISH', channel .. id, '2')
       eid = '2'
     else
-      eid = push_event(task, events, KEYS[1], channel, id, status, seq, st, msg, cur[3], updated, cur[4])
+      eid = push_event(task, events, KEYS[1], channel, id, status, seq, st, msg, progress, updated, cur[4])
     end
     replies[#replies + 1] = 'ok ' .. status .. ' ' .. eid
   end

@@ -15,6 +15,7 @@ import { EngineTaskStore } from './engine-task-store.js';
 import type { McpSession } from './session.js';
 import { taskResultHandler } from './task-result.js';
 import { toolsFrom } from './tools.js';
+import { refuseUnknownTools } from './unknown-tool.js';
 
 /** What the door says about itself (`serverInfo`). */
 export const SERVER_INFO = { name: 'longrun', version: '0.1.0' };
@@ -101,6 +102,8 @@ export function v1Server(deps: V1RequestDeps): {
       },
     );
   }
+  // An unknown tool is a protocol error (-32602), not the tool result the SDK would make of it.
+  refuseUnknownTools(server, new Set(tools.map((t) => t.name)));
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.map((tool): Tool => ({
       name: tool.name,

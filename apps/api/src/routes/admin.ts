@@ -6,6 +6,7 @@ import { Router, type Express } from 'express';
 import type { TaskQueue } from '@longrun/engine';
 import { requireAdmin } from '../http/admin-auth.js';
 import { adminHeaders, refuseCrossSiteWrites } from '../http/admin-guard.js';
+import { offlinePage } from '../http/admin-offline.js';
 
 export const ADMIN_PATH = '/admin';
 export const ADMIN_QUEUES_PATH = `${ADMIN_PATH}/queues`;
@@ -52,6 +53,7 @@ export function adminRouter(
     ADMIN_QUEUES_PATH,
     refuseCrossSiteWrites,
     requireAdmin(keys),
+    offlinePage,
     (_req, _res, next) => {
       const now = current();
       if (now.length !== shown.length) {

@@ -1,5 +1,6 @@
 import type { TaskWorkerLogger } from '../worker/job-data.js';
 import { SchemaValidators } from '../validation/schema-validators.js';
+import { ajvMessage } from './ajv-field-error.js';
 import type { FieldError } from './outcomes.js';
 
 /**
@@ -32,7 +33,7 @@ export class InputValidator {
           ? `/${String((e.params as { additionalProperty?: string }).additionalProperty)}`
           : '';
       const path = `input${`${e.instancePath}${extra}`.replaceAll('/', '.')}`;
-      return { path, message: e.message ?? 'is invalid' };
+      return { path, message: ajvMessage(e) };
     });
   }
 }

@@ -25,6 +25,7 @@ import {
 } from './outcomes.js';
 import { ScheduleTicker } from './schedule-ticker.js';
 import type { TickOptions } from './submit.js';
+import { unknownJobType } from './unknown-type.js';
 
 export interface SchedulesDeps {
   /** The engine's producer connection (the store and the `schedules` queue's writes). */
@@ -234,15 +235,7 @@ export class Schedules {
     const { types, redis } = this.deps;
     const definition = types.get(request.type) ?? (await redis(() => types.resolve(request.type)));
     if (!definition) {
-      const known = types.names;
-      return invalid(400, `Unknown job type "${request.type}"`, [
-        {
-          path: 'type',
-          message: known.length
-            ? `must be one of: ${known.join(', ')}`
-            : 'no job type is registered yet: start a worker that serves it',
-        },
-      ]);
+      return unknownJobType(request.type, types.names);
     }
     const errors = types.validate(definition, request.input);
     if (errors.length > 0) {

@@ -18,6 +18,7 @@ import type { CreateOutcome, FairTag, TaskStore } from '../task-store.js';
 import type { WebhookTargetPolicy } from '../webhook-target.js';
 import { invalid, type SubmitOutcome, type TickOutcome } from './outcomes.js';
 import { pushTarget } from './push-config.js';
+import { unknownJobType } from './unknown-type.js';
 
 export interface SubmitDeps {
   /** The shard this submitter places tasks on (its index goes into each task id). */
@@ -234,15 +235,7 @@ export class Submitter {
     definition: RegisteredJobType | undefined,
   ): RegisteredJobType | SubmitOutcome {
     if (!definition) {
-      const known = this.deps.types.names;
-      return invalid(400, `Unknown job type "${request.type}"`, [
-        {
-          path: 'type',
-          message: known.length
-            ? `must be one of: ${known.join(', ')}`
-            : 'no job type is registered yet: start a worker that serves it',
-        },
-      ]);
+      return unknownJobType(request.type, this.deps.types.names);
     }
     const errors = this.deps.types.validate(definition, request.input);
     if (errors.length > 0) {
@@ -436,16 +429,18 @@ export class Submitter {
   }
 }
 
-/** A new task's `statusMessage`: queued, and what it may wait for besides its turn. */
+/**
+ * A new task's `statusMessage`: queued, and what it waits for besides its turn when that is known
+ * now (no worker serves its type). A type's rate limit is not mentioned: whether it holds this
+ * task back is decided when a worker takes it, so at submit time "rate-limited" would not be true
+ * (the limit is listed with the type, `GET /v1/job-types`).
+ */
 function queuedMessage(definition: RegisteredJobType): string {
   const queued = LIFECYCLE.submit.statusMessage;
   if (definition.workers === 0) {
     return `${queued}: waiting for a worker that serves "${definition.name}" (none is running)`;
   }
-  const limit = definition.rateLimit;
-  return limit
-    ? `${queued}, rate-limited: at most ${limit.max} per ${limit.durationMs} ms start`
-    : queued;
+  return queued;
 }
 
 /** A delayed task's `statusMessage` until it starts. */

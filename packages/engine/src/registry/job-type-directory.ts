@@ -1,5 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Redis } from 'ioredis';
+import { ajvMessage } from '../engine/ajv-field-error.js';
 import type { FieldError } from '../engine/outcomes.js';
 import type { TaskWorkerLogger } from '../worker/job-data.js';
 import { queueNameFor } from '../keys.js';
@@ -190,5 +191,5 @@ function toFieldError(e: ErrorObject): FieldError {
         ? `/${String((e.params as { missingProperty?: string }).missingProperty)}`
         : '';
   const path = `input${`${e.instancePath}${extra}`.replaceAll('/', '.')}`;
-  return { path, message: e.message ?? 'is invalid' };
+  return { path, message: ajvMessage(e) };
 }
