@@ -83,7 +83,7 @@ async function settled(a: InProcessApi, ids: string[]): Promise<Record<string, u
       );
       return handles.every((h) => terminal.has(h.status)) ? handles : undefined;
     },
-    { what: 'every task finished', timeoutMs: 30_000 },
+    { what: 'every task finished', timeoutMs: 80_000 },
   );
 }
 
@@ -129,7 +129,7 @@ describe('a worker never fails a task of a type it does not serve', () => {
     }
     expectAllCompletedFirstAttempt(await settled(a, lefts), 'left-type');
     expectAllCompletedFirstAttempt(await settled(a, rights), 'right-type');
-  });
+  }, 90_000);
 
   it('upgrade: jobs an older version left in the shared tasks queue still run on the worker serving them', async () => {
     const a = await api();
@@ -154,5 +154,5 @@ describe('a worker never fails a task of a type it does not serve', () => {
     // They go to the shared queue, as an older API would have put them.
     expect(a.tasks.queueFor('legacy-report').name).toBe(QUEUE_NAME);
     expectAllCompletedFirstAttempt(await settled(a, ids), 'legacy-report');
-  });
+  }, 90_000);
 });

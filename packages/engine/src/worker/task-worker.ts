@@ -53,7 +53,7 @@ const RUN_END_LINES: Partial<Record<RunOutcome, string>> = {
   failed: 'task failed',
 };
 /** A job given back waits this long before it is offered again, doubling per pickup (ms). */
-export const GIVE_BACK_BASE_MS = 250;
+export const GIVE_BACK_BASE_MS = 50;
 /**
  * The longest wait of a job given back again and again: short, since a worker that serves it
  * competes with the ones that give it back for each offer; long enough that a type no running
