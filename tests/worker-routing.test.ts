@@ -155,4 +155,41 @@ describe('a worker never fails a task of a type it does not serve', () => {
     expect(a.tasks.queueFor('legacy-report').name).toBe(QUEUE_NAME);
     expectAllCompletedFirstAttempt(await settled(a, ids), 'legacy-report');
   }, 90_000);
+
+  it('a process runs at most its concurrency at once, over all the queues of the types it serves', async () => {
+    const a = await api();
+    let running = 0;
+    let most = 0;
+    const slowType = (name: string) =>
+      defineJobType({
+        name,
+        input: z.object({ n: z.number() }),
+        handler: async (input) => {
+          running += 1;
+          most = Math.max(most, running);
+          await new Promise((r) => setTimeout(r, 150));
+          running -= 1;
+          return { n: input.n };
+        },
+      });
+    const types = ['gate-a', 'gate-b', 'gate-c'];
+    const w = createWorker({
+      ...workerRedis(),
+      prefix: a.prefix,
+      jobs: types.map(slowType),
+      concurrency: 2,
+      logger: pino({ level: 'silent' }),
+      webhooks: false,
+      reconcile: false,
+    });
+    await w.start();
+    cleanup.push(() => w.close());
+    // Three queues of their own (and the shared one), each a BullMQ worker of concurrency 2.
+    expect(w.queueNames.length).toBeGreaterThanOrEqual(3);
+    const ids: string[] = [];
+    for (let n = 0; n < 4; n++) for (const t of types) ids.push(await submit(a, t, { n }));
+    for (const h of await settled(a, ids)) expect(h.status).toBe('completed');
+    expect(most).toBeGreaterThanOrEqual(2);
+    expect(most).toBeLessThanOrEqual(2);
+  }, 90_000);
 });

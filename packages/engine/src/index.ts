@@ -36,3 +36,4 @@ export * from './engine/schedules.js';
 export * from './engine/schedule-ticker.js';
 export * from './schedule-store.js';
 export * from './schedule-timing.js';
+export * from './worker/run-slots.js';

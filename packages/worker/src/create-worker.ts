@@ -18,6 +18,7 @@ import {
   ShardCount,
   shardPrefix,
   RegistryHeartbeat,
+  RunSlots,
   TaskWorker,
   WebhookDispatcher,
   WebhookTargetPolicy,
@@ -90,6 +91,9 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
   subscriber.setMaxListeners(0);
   const owned = [connection, subscriber];
   const metrics = new WorkerMetrics(concurrency);
+  // One set of run slots for the whole process: every queue (a type's own, the shared one) and
+  // shard it consumes draws on it, so `concurrency` is what the process runs at once.
+  const slots = new RunSlots(concurrency);
   const registry = new JobTypeRegistry(connection, prefix);
   const heartbeat = new RegistryHeartbeat({
     registry,
@@ -130,6 +134,7 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
       catalog,
       types,
       concurrency: perShard(count),
+      slots,
       lockDurationMs: opts.lockDurationMs,
       stalledIntervalMs: opts.stalledIntervalMs,
       maxStalledCount: opts.maxStalledCount,
@@ -214,7 +219,7 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
       }
     }
     shardCount = announced;
-    metrics.setConcurrency(perShard(numbers.length) * numbers.length);
+    metrics.setConcurrency(concurrency);
     if (added.length > 0) {
       logger.info({ shards: numbers, added: added.map((e) => e.number) }, 'serving more shards');
     }
@@ -281,7 +286,7 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
         }
       }
       const serving = [...served.values()];
-      metrics.setConcurrency(perShard(serving.length) * serving.length);
+      metrics.setConcurrency(concurrency);
       for (const entry of serving) await startServing(entry);
       // Registered once it takes jobs: a live count in the registry means work will run.
       await heartbeat.start();

@@ -6,6 +6,7 @@ import { QUEUE_NAME, queueNameFor, taskKeys } from '../keys.js';
 import { TaskStore } from '../task-store.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
 import { RunRegistry } from './run-control.js';
+import { RunSlots } from './run-slots.js';
 import { TaskRun, type RunEnd } from './task-run.js';
 
 export interface TaskWorkerOptions {
@@ -21,6 +22,12 @@ export interface TaskWorkerOptions {
   /** Run only these job types (their queues); default: every type in the catalog. */
   types?: readonly string[] | undefined;
   concurrency: number;
+  /**
+   * The process's run slots, shared by every TaskWorker of the process (one per shard): BullMQ's
+   * `concurrency` is per queue, and each type has a queue of its own, so this holds a process to
+   * its concurrency over all of them. Default: a set of `concurrency` for this TaskWorker alone.
+   */
+  slots?: RunSlots | undefined;
   lockDurationMs?: number | undefined;
   stalledIntervalMs?: number | undefined;
   maxStalledCount?: number | undefined;
@@ -83,6 +90,7 @@ export class TaskWorker {
   private readonly deps: ConstructorParameters<typeof TaskRun>[0];
   /** The job types this process runs: any other job it receives is given back. */
   private readonly served: ReadonlySet<string>;
+  private readonly slots: RunSlots;
   /** Per type given back: when it was last logged, and how many since. */
   private readonly givenBack = new Map<string, { loggedAt: number; count: number }>();
 
@@ -108,6 +116,7 @@ export class TaskWorker {
       if (!opts.catalog.has(type)) throw new Error(`Unknown job type in worker types: ${type}`);
     }
     this.served = new Set(types);
+    this.slots = opts.slots ?? new RunSlots(Math.max(1, opts.concurrency));
     const queueNames = new Set([
       ...types.map((t) => queueNameFor(opts.catalog.get(t)!)),
       QUEUE_NAME,
@@ -168,6 +177,15 @@ export class TaskWorker {
   /** BullMQ's processor: returns when the run completed, throws to retry, fail or park. */
   private async process(job: Job, token?: string): Promise<void> {
     if (!this.served.has(job.name)) return this.giveBack(job, token);
+    const release = await this.slots.acquire();
+    try {
+      return await this.runJob(job, token);
+    } finally {
+      release();
+    }
+  }
+
+  private async runJob(job: Job, token?: string): Promise<void> {
     const started = Date.now();
     const taskId = job.id ?? '';
     const fast = this.isFirstRun(job);
