@@ -39,7 +39,7 @@ try {
   const prefix = `bench-wprof-${Date.now().toString(36)}`;
   onCleanup(() => removePrefix(ctx.redis, prefix));
   const api = await startApi('api', { redisUrl: own.url, prefix, apiKeys: `bench:${apiKey}` });
-  const queue = new Queue('tasks', { connection: ctx.redis, prefix });
+  const queue = new Queue('tasks.echo', { connection: ctx.redis, prefix }); // echo's own queue (decision 46)
   await queue.pause();
   await load(post(api, { amount: jobs }));
   const worker = await start(

@@ -27,7 +27,8 @@ export function drained(queue) {
  */
 export async function processFigures({ api, prefix, rawPrefix, trips }) {
   const { redis, redisUrl, redisPid } = ctx;
-  const tasksQ = new Queue('tasks', { connection: redis, prefix });
+  // The echo jobs' queue: each job type has a queue of its own (decision 46).
+  const tasksQ = new Queue('tasks.echo', { connection: redis, prefix });
   const rawQ = new Queue('raw', { connection: redis, prefix: rawPrefix });
   const raw = { redisUrl, prefix: rawPrefix, queue: 'raw' };
   const workersOn = (n) => async () => (await tasksQ.getWorkersCount()) >= n;
