@@ -3,6 +3,7 @@
 // queue is empty, stops the worker and prints the profile summary. Private redis-server.
 //
 //   node bench/profile-worker.mjs [--jobs=20000] [--out=DIR] [--import=FILE] [--no-profile]
+//                                [--api-env=KEY=VALUE ...]
 //
 // --import preloads a module into the worker (see bench/experiments/), --no-profile measures
 // without the profiler: drain time and the worker's CPU per job.
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     out: { type: 'string' },
     import: { type: 'string', multiple: true, default: [] },
     'no-profile': { type: 'boolean', default: false },
+    // KEY=VALUE settings for the API (e.g. LONGRUN_TENANT_MAX_BYTES=0 to price the storage budget).
+    'api-env': { type: 'string', multiple: true, default: [] },
   },
 });
 const jobs = Number(values.jobs);
@@ -38,7 +41,15 @@ try {
   onCleanup(() => ctx.redis.quit());
   const prefix = `bench-wprof-${Date.now().toString(36)}`;
   onCleanup(() => removePrefix(ctx.redis, prefix));
-  const api = await startApi('api', { redisUrl: own.url, prefix, apiKeys: `bench:${apiKey}` });
+  const apiEnv = Object.fromEntries(
+    values['api-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+  const api = await startApi('api', {
+    redisUrl: own.url,
+    prefix,
+    apiKeys: `bench:${apiKey}`,
+    env: apiEnv,
+  });
   const queue = new Queue('tasks.echo', { connection: ctx.redis, prefix }); // echo's own queue (decision 46)
   await queue.pause();
   await load(post(api, { amount: jobs }));
