@@ -2,6 +2,8 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Router, type Response } from 'express';
 import { buildOpenApiDocument, type OpenApiOptions } from '../openapi.js';
+import { mount } from '../openapi/operation.js';
+import { docs, openapi } from './docs.operations.js';
 
 /** Swagger UI's files, served from node_modules so the page works offline (no CDN). */
 const SWAGGER_UI_DIR = dirname(
@@ -98,12 +100,12 @@ export function docsRouter(options: {
     res.setHeader('Cache-Control', 'no-cache');
   };
 
-  router.get('/openapi.json', (_req, res) => {
+  mount(router, openapi, (_req, res) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.json(documentNow());
   });
 
-  router.get('/docs', (_req, res) => {
+  mount(router, docs, (_req, res) => {
     page(res);
     res.type('html').send(PAGE);
   });

@@ -1,5 +1,7 @@
 import type { IRouter, RequestHandler } from 'express';
 import { queueNameFor, type RegisteredJobType, type TaskEngine } from '@longrun/engine';
+import { mount } from '../openapi/operation.js';
+import { listJobTypes } from './job-types.operations.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -34,7 +36,7 @@ export function addJobTypeRoutes(
   engine: TaskEngine,
   before: RequestHandler[] = [],
 ): void {
-  router.get('/v1/job-types', ...before, async (_req, res) => {
+  mount(router, listJobTypes, ...before, async (_req, res) => {
     const types = await engine.jobTypes();
     res.setHeader('Cache-Control', 'no-store');
     res.json({ jobTypes: types.map(jobTypeView) });

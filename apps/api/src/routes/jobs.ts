@@ -22,14 +22,19 @@ import { sendJson } from '../http/send-json.js';
 import { failure, invalidProblem, submitProblem } from '../http/outcomes.js';
 import { serveEvents } from '../http/sse.js';
 import { holdStream, StreamSlots } from '../http/stream-slots.js';
-
-/** Where the task routes live. */
-const JOBS_PATH = '/v1/jobs';
-/**
- * The collection's own route. With the trailing slash it matches `/v1/jobs` and `/v1/jobs/`, and
- * the metrics' `route` label stays `/v1/jobs/`, as it was when these routes were a mounted router.
- */
-const COLLECTION = `${JOBS_PATH}/`;
+import { mount } from '../openapi/operation.js';
+import {
+  answerJobInput,
+  cancelJob,
+  deleteJob,
+  getJob,
+  getJobResult,
+  JOBS_PATH,
+  listJobs,
+  streamJobEvents,
+  submitJob,
+  submitJobs,
+} from './jobs.operations.js';
 
 /**
  * The answer to a submit, from either door (this route or the fast lane): 202 with the handle,
@@ -102,7 +107,7 @@ export function addJobRoutes(
     return handle;
   };
 
-  router.post(COLLECTION, ...before, jsonBody(), async (req, res) => {
+  mount(router, submitJob, ...before, jsonBody(), async (req, res) => {
     const outcome = await engine.submit(tenantOf(res), req.body, {
       idempotencyKey: idempotencyKey(req),
       requestId: res.locals.requestId as string,
@@ -111,7 +116,7 @@ export function addJobRoutes(
   });
 
   // Up to 100 submits in one request: each item answered on its own, in order (207).
-  router.post(`${JOBS_PATH}/batch`, ...before, jsonBody(), async (req, res) => {
+  mount(router, submitJobs, ...before, jsonBody(), async (req, res) => {
     const outcome = await engine.submitBatch(tenantOf(res), req.body, {
       requestId: res.locals.requestId as string,
     });
@@ -122,44 +127,41 @@ export function addJobRoutes(
     res.status(207).json({ results: outcome.results.map((r) => batchItem(r, retryAfter())) });
   });
 
-  router.get(COLLECTION, ...before, async (req, res) => {
+  mount(router, listJobs, ...before, async (req, res) => {
     const outcome = await engine.list(tenantOf(res), req.query);
     if (outcome.kind === 'invalid') throw invalidProblem(outcome);
     res.json({ tasks: outcome.tasks, nextCursor: outcome.nextCursor });
   });
 
   // A poll reads only what the handle shows (not the input or answers, whatever their size).
-  router.get(`${JOBS_PATH}/:id`, ...before, async (req: Request<{ id: string }>, res: Response) => {
+  mount<{ id: string }>(router, getJob, ...before, async (req, res) => {
     answerTask(req, res, await engine.get(tenantOf(res), req.params.id), retryAfter());
   });
 
-  router.get(
-    `${JOBS_PATH}/:id/result`,
-    ...before,
-    async (req: Request<{ id: string }>, res: Response) => {
-      const tenant = tenantOf(res);
-      const query = resultQuerySchema.safeParse(req.query);
-      if (!query.success) {
-        // The task's existence is checked first: another tenant's id never learns more than 404.
-        const known = await engine.get(tenant, req.params.id);
-        if (known.kind !== 'found') throw failure(known, 'read', retryAfter());
-        throw badRequest('The query is invalid', fieldErrors(query.error));
-      }
-      const left = new AbortController();
-      res.on('close', () => left.abort());
-      const outcome = await engine.result(
-        tenant,
-        req.params.id,
-        (query.data.wait ?? 0) * 1000,
-        left.signal,
-      );
-      if (outcome.kind !== 'finished') throw failure(outcome, 'read', retryAfter());
-      res.json(outcome.result);
-    },
-  );
+  mount<{ id: string }>(router, getJobResult, ...before, async (req, res) => {
+    const tenant = tenantOf(res);
+    const query = resultQuerySchema.safeParse(req.query);
+    if (!query.success) {
+      // The task's existence is checked first: another tenant's id never learns more than 404.
+      const known = await engine.get(tenant, req.params.id);
+      if (known.kind !== 'found') throw failure(known, 'read', retryAfter());
+      throw badRequest('The query is invalid', fieldErrors(query.error));
+    }
+    const left = new AbortController();
+    res.on('close', () => left.abort());
+    const outcome = await engine.result(
+      tenant,
+      req.params.id,
+      (query.data.wait ?? 0) * 1000,
+      left.signal,
+    );
+    if (outcome.kind !== 'finished') throw failure(outcome, 'read', retryAfter());
+    res.json(outcome.result);
+  });
 
-  router.get(
-    `${JOBS_PATH}/:id/events`,
+  mount<{ id: string }>(
+    router,
+    streamJobEvents,
     ...before,
     holdStream(streams),
     async (req: Request<{ id: string }>, res: Response) => {
@@ -168,8 +170,9 @@ export function addJobRoutes(
     ownerFirst,
   );
 
-  router.post(
-    `${JOBS_PATH}/:id/cancel`,
+  mount<{ id: string }>(
+    router,
+    cancelJob,
     ...before,
     jsonBody({ optional: true }),
     ownerFirst,
@@ -180,8 +183,9 @@ export function addJobRoutes(
     },
   );
 
-  router.post(
-    `${JOBS_PATH}/:id/input`,
+  mount<{ id: string }>(
+    router,
+    answerJobInput,
     ...before,
     jsonBody(),
     ownerFirst,
@@ -192,15 +196,11 @@ export function addJobRoutes(
     },
   );
 
-  router.delete(
-    `${JOBS_PATH}/:id`,
-    ...before,
-    async (req: Request<{ id: string }>, res: Response) => {
-      const outcome = await engine.forget(tenantOf(res), req.params.id);
-      if (outcome.kind !== 'forgotten') throw failure(outcome, 'forgotten', retryAfter());
-      res.status(204).end();
-    },
-  );
+  mount<{ id: string }>(router, deleteJob, ...before, async (req, res) => {
+    const outcome = await engine.forget(tenantOf(res), req.params.id);
+    if (outcome.kind !== 'forgotten') throw failure(outcome, 'forgotten', retryAfter());
+    res.status(204).end();
+  });
 
   // Any other path or method under /v1/jobs: authenticated (and limited) all the same, then the
   // app's 404. Only requests no route above answered get here.

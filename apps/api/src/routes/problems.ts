@@ -7,6 +7,8 @@ import {
   problemTypeUri,
   type ProblemCode,
 } from '@longrun/core';
+import { mount } from '../openapi/operation.js';
+import { getProblemType, listProblemTypes } from './problems.operations.js';
 
 /** A page of text and links: nothing to run, nothing to load. */
 const CONTENT_SECURITY_POLICY =
@@ -35,10 +37,10 @@ export function problemsRouter(): Router {
     ]),
   );
 
-  router.get(PROBLEM_TYPES_PATH, (_req, res) => {
+  mount(router, listProblemTypes, (_req, res) => {
     send(res, catalogue);
   });
-  router.get(`${PROBLEM_TYPES_PATH}/:code`, (req, res, next) => {
+  mount<{ code: string }>(router, getProblemType, (req, res, next) => {
     const { code } = req.params;
     if (!isProblemCode(code)) {
       next();

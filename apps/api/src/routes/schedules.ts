@@ -1,14 +1,17 @@
-import type { IRouter, Request, RequestHandler, Response } from 'express';
+import type { IRouter, RequestHandler, Response } from 'express';
 import { scheduleNotFound } from '@longrun/core';
 import type { TaskEngine } from '@longrun/engine';
 import { idempotencyKey } from '../http/idempotency-key.js';
 import { jsonBody } from '../http/json-body.js';
 import { invalidProblem, scheduleProblem } from '../http/outcomes.js';
-
-/** Where the schedule routes live. */
-const SCHEDULES_PATH = '/v1/schedules';
-/** The collection's route: matches `/v1/schedules` and `/v1/schedules/` (as `/v1/jobs/` does). */
-const COLLECTION = `${SCHEDULES_PATH}/`;
+import { mount } from '../openapi/operation.js';
+import {
+  createSchedule,
+  deleteSchedule,
+  getSchedule,
+  listSchedules,
+  SCHEDULES_PATH,
+} from './schedules.operations.js';
 
 /**
  * The `/v1/schedules` routes: create, list, read and delete a tenant's recurring tasks. Thin, as
@@ -23,7 +26,7 @@ export function addScheduleRoutes(
 ): void {
   const tenantOf = (res: Response) => res.locals.tenant as string;
 
-  router.post(COLLECTION, ...before, jsonBody(), async (req, res) => {
+  mount(router, createSchedule, ...before, jsonBody(), async (req, res) => {
     const outcome = await engine.createSchedule(tenantOf(res), req.body, {
       idempotencyKey: idempotencyKey(req),
     });
@@ -38,30 +41,22 @@ export function addScheduleRoutes(
       .json(outcome.schedule);
   });
 
-  router.get(COLLECTION, ...before, async (_req, res) => {
+  mount(router, listSchedules, ...before, async (_req, res) => {
     const outcome = await engine.listSchedules(tenantOf(res));
     res.json({ schedules: outcome.schedules });
   });
 
-  router.get(
-    `${SCHEDULES_PATH}/:id`,
-    ...before,
-    async (req: Request<{ id: string }>, res: Response) => {
-      const outcome = await engine.getSchedule(tenantOf(res), req.params.id);
-      if (outcome.kind !== 'found') throw scheduleNotFound();
-      res.json(outcome.schedule);
-    },
-  );
+  mount<{ id: string }>(router, getSchedule, ...before, async (req, res) => {
+    const outcome = await engine.getSchedule(tenantOf(res), req.params.id);
+    if (outcome.kind !== 'found') throw scheduleNotFound();
+    res.json(outcome.schedule);
+  });
 
-  router.delete(
-    `${SCHEDULES_PATH}/:id`,
-    ...before,
-    async (req: Request<{ id: string }>, res: Response) => {
-      const outcome = await engine.deleteSchedule(tenantOf(res), req.params.id);
-      if (outcome.kind !== 'deleted') throw scheduleNotFound();
-      res.status(204).end();
-    },
-  );
+  mount<{ id: string }>(router, deleteSchedule, ...before, async (req, res) => {
+    const outcome = await engine.deleteSchedule(tenantOf(res), req.params.id);
+    if (outcome.kind !== 'deleted') throw scheduleNotFound();
+    res.status(204).end();
+  });
 
   // Any other path or method under /v1/schedules: authenticated (and limited), then the 404.
   router.use(SCHEDULES_PATH, ...before);
