@@ -144,7 +144,7 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
       onRun: metrics.onRun,
       onQueueWait: metrics.onQueueWait,
       onActiveChange: metrics.onActiveChange,
-      crashAt: opts.crashAt,
+      faults: opts.faults,
     });
     const reconciler =
       reconcile && directory

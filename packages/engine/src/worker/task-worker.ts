@@ -4,6 +4,7 @@ import type { JobCatalog } from '@longrun/core';
 import { CompletionBatch } from '../completion-batch.js';
 import { QUEUE_NAME, queueNameFor, taskKeys } from '../keys.js';
 import { TaskStore } from '../task-store.js';
+import type { FaultHooks } from '../fault-hooks.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
 import { RunRegistry } from './run-control.js';
 import { RunSlots } from './run-slots.js';
@@ -50,8 +51,8 @@ export interface TaskWorkerOptions {
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap (2 MiB). */
   maxResultBytes?: number | undefined;
-  /** Test hook: `after-park` kills the process between parking a job and recording it. */
-  crashAt?: string | undefined;
+  /** Test seam: `afterPark` runs between parking a job and recording it (default: none). */
+  faults?: FaultHooks | undefined;
 }
 
 /** The message of a run's last log line, by how it ended (others: `task run ended`). */
@@ -106,7 +107,7 @@ export class TaskWorker {
       maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
       onActiveChange: opts.onActiveChange,
       logWarn: (obj, msg) => opts.logger.warn(obj, msg),
-      crashAt: opts.crashAt,
+      faults: opts.faults,
     };
     // Two declared parameters: BullMQ makes an AbortController per job only for processors that
     // declare a third; runs are stopped through `RunControl` instead.
