@@ -192,7 +192,6 @@ export async function startInProcessApi(
     ),
     logger: pino({ level: 'silent' }),
     maxTtlMs,
-    redisTimeoutMs,
     rateLimitRps: opts.rateLimitRps ?? 0,
     adminKeys: opts.adminKeys ?? [],
     adminReadOnly: opts.adminReadOnly ?? true,

@@ -24,12 +24,11 @@ import { addScheduleRoutes } from './routes/schedules.js';
 import { mountMcp } from './mcp/index.js';
 
 export interface AppDeps {
-  /** The task engine every route calls (it owns the Redis connection's task keys and queues). */
+  /** The task engine every route calls (it owns the task keys, queues and Redis deadlines). */
   engine: TaskEngine;
   keys: ApiKeys;
   logger: Logger;
   maxTtlMs: number;
-  redisTimeoutMs: number;
   /** Requests per second per tenant; 0 = no limit. */
   rateLimitRps: number;
   /** Keys for `/admin/queues` (bull-board); empty: not mounted. */

@@ -143,7 +143,6 @@ async function main(): Promise<void> {
     keys: new ApiKeys(keys),
     logger,
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
-    redisTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
     rateLimitRps: config.LONGRUN_RATE_LIMIT_RPS,
     adminKeys: config.LONGRUN_ADMIN_KEYS,
     adminReadOnly: config.LONGRUN_ADMIN_READ_ONLY,
