@@ -52,7 +52,7 @@ export async function queueDepth(shards: ShardSet, deadlineMs: number): Promise<
   );
 }
 
-/** Bytes each tenant's stored tasks take, summed over the known shards (the storage budget's count). */
+/** Bytes each tenant's stored tasks take over the known shards (the storage budget's count). */
 export async function storedBytes(
   shards: ShardSet,
   tenants: readonly string[],
