@@ -1,8 +1,8 @@
 // The engine's public face is named (decision 55): a door or the worker SDK gets the task API and
 // the worker runtime, never the stores, batches or scripts, which only this repository's tests
 // and benchmarks reach, through `@longrun/engine/internal`.
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
 import * as publicFace from '@longrun/engine';
 import * as internal from '@longrun/engine/internal';
@@ -44,4 +44,25 @@ it('shows a door no part of a TaskEngine: its shards come from engineParts only'
     expect(engineKeys, part).not.toContain(part);
   }
   expect(() => internal.engineParts({})).toThrow(/not a TaskEngine/);
+});
+
+it('keeps the apps and the worker SDK on the public face', () => {
+  const root = resolve(import.meta.dirname, '..');
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory()
+        ? sources(join(dir, e.name))
+        : e.name.endsWith('.ts')
+          ? [join(dir, e.name)]
+          : [],
+    );
+  const dirs = [
+    ...readdirSync(join(root, 'apps')).map((app) => join(root, 'apps', app, 'src')),
+    join(root, 'packages/worker/src'),
+  ];
+  const files = dirs.flatMap(sources);
+  expect(files.length).toBeGreaterThan(20);
+  for (const file of files) {
+    expect(readFileSync(file, 'utf8'), file).not.toContain('@longrun/engine/internal');
+  }
 });
