@@ -15,7 +15,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[48][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 
 async function jobCount(): Promise<number> {
   // Every shard's queues (one unless the suite runs with LONGRUN_SHARDS).
-  const all = await Promise.all(api.engine.shards.map((s) => s.jobs.counts()));
+  const all = await Promise.all(api.parts.shards.map((s) => s.jobs.counts()));
   return all.flatMap((counts) => Object.values(counts)).reduce((a, b) => a + b, 0);
 }
 
@@ -39,7 +39,7 @@ describe('POST /v1/jobs', () => {
     expect(res.body.lastUpdatedAt).toBe(res.body.createdAt);
     // Stored: the BullMQ job exists under the task id, and the handle is readable.
     expect(
-      await api.engine.shardOf(res.body.taskId).jobs.queueFor('echo').getJob(res.body.taskId),
+      await api.parts.shardOf(res.body.taskId).jobs.queueFor('echo').getJob(res.body.taskId),
     ).toBeTruthy();
     const get = await api.http('GET', `/v1/jobs/${res.body.taskId}`);
     expect(get.status).toBe(200);
@@ -310,7 +310,7 @@ describe('the JSON body', () => {
       const res = await post(body, headers);
       expect(res.status, JSON.stringify(res.body)).toBe(202);
       const id = res.body.taskId as string;
-      const task = await api.engine.shardOf(id).store.get(id); // any shard, as the suite runs
+      const task = await api.parts.shardOf(id).store.get(id); // any shard, as the suite runs
       expect(task?.input).toEqual(input);
     }
   });

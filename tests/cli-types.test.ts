@@ -28,7 +28,7 @@ beforeAll(async () => {
   api = await startInProcessApi();
   // A type whose only worker is gone: registered with a heartbeat that lapses at once.
   const idle = { ...describeJobType(sleepJob), name: 'idle' };
-  await new JobTypeRegistry(api.engine.jobs.redis, api.prefix).publish('gone', [idle], 1);
+  await new JobTypeRegistry(api.parts.jobs.redis, api.prefix).publish('gone', [idle], 1);
   dir = mkdtempSync(join(tmpdir(), 'longrun-cli-types-'));
 });
 afterAll(async () => {

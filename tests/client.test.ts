@@ -154,7 +154,7 @@ describe('submit options', () => {
     expect(handle.ttlMs).toBe(60_000);
     // The record keeps the task's own priority; under fair share (decision 33) the job's BullMQ
     // priority is the tenant's turn plus that priority less one.
-    const shard = api.engine.shardOf(handle.taskId);
+    const shard = api.parts.shardOf(handle.taskId);
     expect(await shard.store.priority(handle.taskId)).toBe(3);
     const job = await shard.jobs.queueFor('sleep').getJob(handle.taskId);
     expect(job?.opts.priority).toBeGreaterThanOrEqual(3);

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { TaskQueue, TaskStore, type JobPlacement } from '@longrun/engine';
+import { TaskQueue, TaskStore, type JobPlacement } from '@longrun/engine/internal';
 import { httpClient } from './helpers/http.js';
 import { startApiProcess } from './helpers/processes.js';
 import { newRecord } from './helpers/records.js';

@@ -242,8 +242,8 @@ describe('two versions of one type (a rolling deploy)', () => {
 describe('the registry in Redis', () => {
   it('a worker whose heartbeat lapses stops counting; stale versions are pruned, the newest kept', async () => {
     const a = await api({ register: false });
-    await a.engine.jobs.whenReady();
-    const registry = new JobTypeRegistry(a.engine.jobs.redis, a.prefix);
+    await a.parts.jobs.whenReady();
+    const registry = new JobTypeRegistry(a.parts.jobs.redis, a.prefix);
     const v1 = describeJobType(countV1);
     const v2 = describeJobType(countV2);
     await registry.publish('gone-soon', [v1], 150);
@@ -262,7 +262,7 @@ describe('the registry in Redis', () => {
 
   it('a damaged entry is skipped, not fatal', async () => {
     const a = await api();
-    const redis = a.engine.jobs.redis;
+    const redis = a.parts.jobs.redis;
     await redis.hset(`${a.prefix}:jobtypes`, 'broken@0', '{not json');
     const types = await new JobTypeRegistry(redis, a.prefix).read();
     expect(types.has('sleep')).toBe(true);

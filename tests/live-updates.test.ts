@@ -307,7 +307,7 @@ describe('webhooks', () => {
       // A target refused at delivery fails once: it is not retried (10 times over 17 minutes).
       expect(JSON.parse(refused)).toMatchObject({ final: true });
       const job = await waitFor(async () => {
-        const failed = await strict.engine.jobs.webhookQueue.getFailed();
+        const failed = await strict.parts.jobs.webhookQueue.getFailed();
         return failed.length > 0 ? failed[0] : undefined;
       });
       expect(job?.attemptsMade).toBe(1);

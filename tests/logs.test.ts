@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createLogger, resolveLogFormat } from '@longrun/engine';
+import { createLogger, resolveLogFormat } from '@longrun/engine/internal';
 import { waitFor } from './helpers/http.js';
 import { startApp, type Proc } from './helpers/processes.js';
 import { startInProcessApi, startWorker, uniquePrefix } from './helpers/service.js';

@@ -85,7 +85,6 @@ async function buildApp() {
     keys: new ApiKeys(new Map([[KEY_A, 'alpha']])),
     logger: pino({ level: 'silent' }),
     maxTtlMs: MAX_TTL_MS,
-    redisTimeoutMs: 2000,
     rateLimitRps: 0,
   });
   return {

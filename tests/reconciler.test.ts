@@ -9,7 +9,7 @@ import {
   TaskStore,
   WebhookDispatcher,
   WebhookTargetPolicy,
-} from '@longrun/engine';
+} from '@longrun/engine/internal';
 import { newRecord } from './helpers/records.js';
 import { httpClient, waitFor } from './helpers/http.js';
 import { startApp, type Proc } from './helpers/processes.js';

@@ -18,7 +18,7 @@ import {
   taskKeys,
   TaskStore,
   type TaskEngine,
-} from '@longrun/engine';
+} from '@longrun/engine/internal';
 import { createWorker, defineJobType } from '@longrun/worker';
 import { waitFor } from './helpers/http.js';
 import { newRecord } from './helpers/records.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createCatalog, defineJobType } from '@longrun/core';
-import { createRedis, TaskQueue, TaskStore, TaskWorker } from '@longrun/engine';
+import { createRedis, TaskQueue, TaskStore, TaskWorker } from '@longrun/engine/internal';
 import { waitFor } from './helpers/http.js';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';

@@ -5,7 +5,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, LongrunError } from '@longrun/client';
-import { createRedis, SCHEDULE_QUEUE_NAME } from '@longrun/engine';
+import { createRedis, SCHEDULE_QUEUE_NAME } from '@longrun/engine/internal';
 import { httpClient, waitFor, type HttpResult } from './helpers/http.js';
 import { startApiProcess, type Proc } from './helpers/processes.js';
 import {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shardOfTaskId } from '@longrun/engine';
+import { shardOfTaskId } from '@longrun/engine/internal';
 import {
   primaryWork,
   startCluster,

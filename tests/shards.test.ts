@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { newTaskId, shardOfTaskId, shardPrefix } from '@longrun/engine';
+import { newTaskId, shardOfTaskId, shardPrefix } from '@longrun/engine/internal';
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
 import {
@@ -123,7 +123,7 @@ describe('shards on one Redis', () => {
     const id = newTaskId(1000);
     expect((await a.http('GET', `/v1/jobs/${id}`)).status).toBe(404);
     expect((await a.http('POST', `/v1/jobs/${id}/cancel`)).status).toBe(404);
-    expect(a.engine.shardOf(id)).toBe(a.engine.shards[0]);
+    expect(a.parts.shardOf(id)).toBe(a.parts.shards[0]);
   });
 
   it('pages newest first over the shards; ids keep their shard when the count changes', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { LIFECYCLE, toHandle, type TaskRecord } from '@longrun/core';
-import { CompletionBatch, CreateBatch, TaskLog, TaskStore } from '@longrun/engine';
+import { CompletionBatch, CreateBatch, TaskLog, TaskStore } from '@longrun/engine/internal';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
 

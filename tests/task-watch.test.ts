@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { TaskEvent, TaskHandle } from '@longrun/core';
-import { TaskEvents, TaskLog, TaskStore, TaskWatch, taskKeys } from '@longrun/engine';
+import { TaskEvents, TaskLog, TaskStore, TaskWatch, taskKeys } from '@longrun/engine/internal';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
 

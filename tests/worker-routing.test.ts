@@ -8,7 +8,7 @@ import {
   JobTypeRegistry,
   QUEUE_NAME,
   type JobTypeDescriptor,
-} from '@longrun/engine';
+} from '@longrun/engine/internal';
 import { createWorker, defineJobType, type LongrunWorker } from '@longrun/worker';
 import { catalog as stockCatalog } from '@longrun/worker-app';
 import { waitFor } from './helpers/http.js';

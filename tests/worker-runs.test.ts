@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { TaskLog, taskKeys } from '@longrun/engine';
+import { TaskLog, taskKeys } from '@longrun/engine/internal';
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
 import { startInProcessApi, startWorker, type InProcessApi, oneShard } from './helpers/service.js';

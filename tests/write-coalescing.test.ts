@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coalesceWrites, createRedis, TaskStore } from '@longrun/engine';
+import { coalesceWrites, createRedis, TaskStore } from '@longrun/engine/internal';
 import { newRecord } from './helpers/records.js';
 import { adminRedis, Cleanups, privateRedis, tempDir, type PrivateRedis } from './chaos/helpers.js';
 

@@ -3,7 +3,7 @@
 // Variants are the script with one part left out, to price each part; none is a product.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { TaskQueue, TaskStore } from '@longrun/engine';
+import { TaskQueue, TaskStore } from '@longrun/engine/internal';
 import { CREATE_MANY } from '../../packages/engine/dist/scripts.js';
 import { cleanupAll } from '../lib/children.mjs';
 import { commandStats, connect, startPrivateRedis } from '../lib/redis.mjs';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { shardOfTaskId, shardPrefix } from '@longrun/engine';
+import { shardOfTaskId, shardPrefix } from '@longrun/engine/internal';
 // @ts-expect-error plain ESM helper shared with `npm start`
 import { findRedisServer, freePort, startRedis } from '../../scripts/redis.mjs';
 

@@ -82,7 +82,7 @@ async function send(opts: Parameters<typeof rawRequest>[1]): Promise<RawResponse
 async function stored(): Promise<{ records: Set<string>; jobs: number }> {
   // Every shard's (one unless the suite runs with LONGRUN_SHARDS).
   const perShard = await Promise.all(
-    api.engine.shards.map(async (shard) => {
+    api.parts.shards.map(async (shard) => {
       const [alpha, beta, counts] = await Promise.all([
         redis.zrange(`${shard.prefix}:tenant:alpha:tasks`, 0, -1),
         redis.zrange(`${shard.prefix}:tenant:beta:tasks`, 0, -1),

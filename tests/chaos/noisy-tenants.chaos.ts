@@ -11,7 +11,7 @@
 // Sizes: CHAOS_SCALE, or CHAOS_NOISY_BACKLOG (alpha's queued tasks).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { shardOfTaskId, shardPrefix } from '@longrun/engine';
+import { shardOfTaskId, shardPrefix } from '@longrun/engine/internal';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { httpClient, waitFor } from '../helpers/http.js';
 import { promptReceiver, trickleReceiver } from '../helpers/receivers.js';

@@ -6,7 +6,7 @@
 // Sizes: CHAOS_SCALE scales the load phases (CHAOS_RESTART_BEFORE_MS / CHAOS_RESTART_AFTER_MS).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { shardOfTaskId, shardPrefix } from '@longrun/engine';
+import { shardOfTaskId, shardPrefix } from '@longrun/engine/internal';
 import { KEY_A, startInProcessApi, startWorker } from '../helpers/service.js';
 import {
   adminRedis,

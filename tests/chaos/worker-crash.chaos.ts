@@ -4,7 +4,7 @@
 // Sizes: CHAOS_SCALE, or CHAOS_CRASH_JOBS; CHAOS_CRASH_KILL_EVERY_MS (default 2000).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { shardOfTaskId, shardPrefix } from '@longrun/engine';
+import { shardOfTaskId, shardPrefix } from '@longrun/engine/internal';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { Proc } from '../helpers/processes.js';
 import { KEY_A, startInProcessApi, startWorker } from '../helpers/service.js';

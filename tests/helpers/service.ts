@@ -9,17 +9,19 @@ import type { JobCatalog } from '@longrun/core';
 import {
   createRedis,
   describeJobType,
+  engineParts,
   JobTypeDirectory,
   JobTypeRegistry,
   taskKeys,
   TaskEngine,
   TaskEvents,
   WebhookTargetPolicy,
+  type EngineParts,
   type TaskEngineOptions,
   type TaskQueue,
   type TaskStore,
   type FairShareOptions,
-} from '@longrun/engine';
+} from '@longrun/engine/internal';
 import { catalog } from '@longrun/worker-app';
 import { httpClient } from './http.js';
 import { startApp, type Proc } from './processes.js';
@@ -111,7 +113,9 @@ export interface InProcessApi {
   engine: TaskEngine;
   /** The job types as this API reads them from the registry. */
   types: JobTypeDirectory;
-  /** The engine's BullMQ side (queues). */
+  /** The engine's shards, queues and stores (`engineParts`: tests only, never a door). */
+  parts: EngineParts;
+  /** Shard 0's BullMQ side (queues). */
   tasks: TaskQueue;
   store: TaskStore;
   events: TaskEvents;
@@ -188,7 +192,6 @@ export async function startInProcessApi(
     ),
     logger: pino({ level: 'silent' }),
     maxTtlMs,
-    redisTimeoutMs,
     rateLimitRps: opts.rateLimitRps ?? 0,
     adminKeys: opts.adminKeys ?? [],
     adminReadOnly: opts.adminReadOnly ?? true,
@@ -204,8 +207,9 @@ export async function startInProcessApi(
     prefix,
     engine,
     types,
-    tasks: engine.jobs,
-    store: engine.store,
+    parts: engineParts(engine),
+    tasks: engineParts(engine).jobs,
+    store: engineParts(engine).store,
     events: engine.events,
     http: httpClient(url, KEY_A),
     async close() {

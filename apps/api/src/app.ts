@@ -1,7 +1,7 @@
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
-import { TenantLimiter, type TaskEngine } from '@longrun/engine';
+import type { TaskEngine } from '@longrun/engine';
 import { JSONRPC_PATH, REST_PATH } from './a2a/card.js';
 import { a2aRouter } from './a2a/router.js';
 import { requireTenant, type ApiKeys } from './http/auth.js';
@@ -24,12 +24,11 @@ import { addScheduleRoutes } from './routes/schedules.js';
 import { mountMcp } from './mcp/index.js';
 
 export interface AppDeps {
-  /** The task engine every route calls (it owns the Redis connection's task keys and queues). */
+  /** The task engine every route calls (it owns the task keys, queues and Redis deadlines). */
   engine: TaskEngine;
   keys: ApiKeys;
   logger: Logger;
   maxTtlMs: number;
-  redisTimeoutMs: number;
   /** Requests per second per tenant; 0 = no limit. */
   rateLimitRps: number;
   /** Keys for `/admin/queues` (bull-board); empty: not mounted. */
@@ -70,10 +69,8 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  const jobs = deps.engine.jobs;
   const metrics = new ApiMetrics(
-    () => deps.engine.knownShards(),
-    deps.redisTimeoutMs,
+    deps.engine,
     { tenants: deps.keys.tenants, maxBytes: () => deps.engine.tenantMaxBytes },
     // Every path a router is mounted at below: the route labels' fixed set (see routeLabel).
     [JSONRPC_PATH, REST_PATH, ADMIN_QUEUES_PATH],
@@ -85,18 +82,7 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
 
   // The task routes first: they carry nearly all the traffic, so no other router is walked.
   const limits =
-    deps.rateLimitRps > 0
-      ? [
-          rateLimit(
-            new TenantLimiter(
-              jobs,
-              deps.rateLimitRps,
-              deps.redisTimeoutMs,
-              deps.engine.shards.map((s) => s.prefix),
-            ),
-          ),
-        ]
-      : [];
+    deps.rateLimitRps > 0 ? [rateLimit(deps.engine.rateLimiter(deps.rateLimitRps))] : [];
   // Authentication and limits run first in each task route.
   const before = [requireTenant(deps.keys), ...limits];
   // One count of open streams for every door (http/stream-slots.ts).
@@ -114,9 +100,9 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   });
   // The A2A door: its Agent Card without a key, everything under /a2a with one.
   app.use(a2aRouter(deps.engine, before, deps.logger, streams));
-  app.use(healthRouter(jobs, metrics.registry, deps.redisTimeoutMs));
+  app.use(healthRouter(deps.engine, metrics.registry));
   if (deps.adminKeys?.length) {
-    app.use(adminRouter(deps.engine.shards, deps.adminKeys, deps.adminReadOnly ?? true));
+    app.use(adminRouter(deps.engine, deps.adminKeys, deps.adminReadOnly ?? true));
   }
   app.use(
     docsRouter({

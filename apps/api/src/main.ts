@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { ConfigError } from '@longrun/core';
 import {
+  crashingFaults,
   createLogger,
   createRedis,
   FailureLog,
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
     scheduleMinEveryMs: config.LONGRUN_SCHEDULE_MIN_EVERY_MS,
     fairShare: config.LONGRUN_FAIR_SHARE === 'on' && { weights: config.LONGRUN_TENANT_WEIGHTS },
     logger: failures,
-    crashAt: config.LONGRUN_TEST_CRASH_AT,
+    faults: crashingFaults(config.LONGRUN_TEST_CRASH_AT),
   });
   await types.start();
   // Workers serve every shard the API processes announce: at start (retried until Redis
@@ -142,7 +143,6 @@ async function main(): Promise<void> {
     keys: new ApiKeys(keys),
     logger,
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
-    redisTimeoutMs: config.LONGRUN_REDIS_TIMEOUT_MS,
     rateLimitRps: config.LONGRUN_RATE_LIMIT_RPS,
     adminKeys: config.LONGRUN_ADMIN_KEYS,
     adminReadOnly: config.LONGRUN_ADMIN_READ_ONLY,

@@ -1,39 +1,82 @@
-export * from './redis.js';
-export * from './errors.js';
-export * from './keys.js';
-export * from './shards.js';
-export * from './shard-count.js';
-export * from './stable-json.js';
-export * from './task-store.js';
-export * from './task-queue.js';
-export * from './task-log.js';
-export * from './task-index.js';
-export * from './reconciler.js';
-export * from './worker/job-data.js';
-export * from './worker/task-worker.js';
-export * from './engine/outcomes.js';
-export * from './engine/task-engine.js';
-export * from './engine/batch.js';
-export * from './engine/watch.js';
-export * from './engine/answer-validator.js';
-export * from './tenant-limiter.js';
-export * from './tenant-budget.js';
-export * from './task-events.js';
-export * from './task-messages.js';
-export * from './webhook-target.js';
-export * from './webhooks.js';
-export * from './completion-batch.js';
-export * from './write-coalescing.js';
-export * from './create-batch.js';
-export type { JobAdd } from './bullmq-add.js';
-export * from './registry/describe.js';
-export * from './registry/job-type-registry.js';
-export * from './registry/job-type-directory.js';
-export * from './registry/heartbeat.js';
-export * from './logger.js';
-export * from './failure-log.js';
-export * from './engine/schedules.js';
-export * from './engine/schedule-ticker.js';
-export * from './schedule-store.js';
-export * from './schedule-timing.js';
-export * from './worker/run-slots.js';
+/**
+ * `@longrun/engine`'s public face: what a door (HTTP, MCP, A2A), the worker SDK and the apps
+ * need, by name (decision 55). Its stores, batches, scripts and key layout stay inside; this
+ * repository's tests and benchmarks reach them through `@longrun/engine/internal`, which makes
+ * no compatibility promise.
+ */
+
+// The task API every door calls, and what it answers.
+export { TaskEngine, type TaskEngineOptions, type FairShareOptions } from './engine/task-engine.js';
+export type { EngineMessages } from './engine/engine-messages.js';
+export type { AdminQueue, EngineHealth, QueueDepth } from './engine/operations.js';
+export type { SubmitOptions, TickOptions } from './engine/submit.js';
+export type {
+  AnswerOutcome,
+  CancelOutcome,
+  Conflict,
+  CreateScheduleOutcome,
+  DeletePushConfigOutcome,
+  DeleteScheduleOutcome,
+  FieldError,
+  ForgetOutcome,
+  GetOutcome,
+  GetScheduleOutcome,
+  Invalid,
+  ListOutcome,
+  NotFound,
+  PushConfigOutcome,
+  ResultOutcome,
+  ScheduleListOutcome,
+  SetPushConfigOutcome,
+  SubmitOutcome,
+  TickOutcome,
+} from './engine/outcomes.js';
+export type { BatchItemOutcome, BatchOutcome } from './engine/batch.js';
+export type { OpenWatch } from './engine/watch.js';
+export type { PushOutcome } from './task-messages.js';
+export type { Limited, TenantLimiter } from './tenant-limiter.js';
+export { QUEUE_STATES, type QueueCounts } from './task-queue.js';
+export { StoreFullError, StoreUnavailableError, guard } from './errors.js';
+export { TaskEvents } from './task-events.js';
+export {
+  TENANT_MAX_BYTES_WITHOUT_MAXMEMORY,
+  readMaxMemory,
+  tenantBudgetFor,
+} from './tenant-budget.js';
+
+// Connections, logs and settings every process shares.
+export {
+  createRedis,
+  type RedisClient,
+  type RedisConnectOptions,
+  type RedisRole,
+} from './redis.js';
+export { coalesceWrites } from './write-coalescing.js';
+export { createLogger, type LogFormat, type LoggerOptions } from './logger.js';
+export { FailureLog, type FailureLogOptions } from './failure-log.js';
+export { taskKeys, queueNameFor, type TaskKeys } from './keys.js';
+export { MAX_SHARDS, parseShardList, shardPrefix } from './shards.js';
+export { ShardCount, shardsPerPrimary } from './shard-count.js';
+export { WebhookTargetPolicy } from './webhook-target.js';
+export { crashingFaults, type CrashPoint, type FaultHooks } from './fault-hooks.js';
+
+// Job types: described by the worker SDK, published to and read from the registry.
+export { describeJobType, type JobTypeDescriptor } from './registry/describe.js';
+export {
+  JobTypeRegistry,
+  type RegisteredJobType,
+  type RegisteredVersion,
+} from './registry/job-type-registry.js';
+export { JobTypeDirectory, type JobTypeDirectoryOptions } from './registry/job-type-directory.js';
+export { RegistryHeartbeat, type RegistryHeartbeatOptions } from './registry/heartbeat.js';
+
+// The worker runtime the SDK assembles for each shard it serves.
+export { TaskWorker, type TaskWorkerOptions } from './worker/task-worker.js';
+export type { RunOutcome, TaskWorkerLogger } from './worker/job-data.js';
+export { RunSlots } from './worker/run-slots.js';
+export { Reconciler, type ReconcilerOptions } from './reconciler.js';
+export {
+  WebhookDispatcher,
+  type DeliveryOutcome,
+  type WebhookDispatcherOptions,
+} from './webhooks.js';

@@ -14,7 +14,7 @@ export interface Limited {
  * own): the limiter never turns an outage into a stream of 429s. The first connection (just after
  * start) is waited for, up to `deadlineMs`, as task calls do: otherwise the first requests after
  * a start would all go through uncounted.
- * @example const limiter = new TenantLimiter(engine.jobs, 100, 2000); await limiter.consume('t')
+ * @example const limiter = engine.rateLimiter(100); await limiter.consume('t')
  */
 export class TenantLimiter {
   /** One per shard prefix: a tenant's counter lives on the shard its name hashes to. */

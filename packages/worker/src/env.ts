@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { clusterPrefixIssue, parseEnv, sharedEnvShape, splitList } from '@longrun/core';
-import { parseShardList } from '@longrun/engine';
+import { crashingFaults, parseShardList } from '@longrun/engine';
 import type { WorkerOptions } from './options.js';
 
 const schema = z
@@ -138,6 +138,6 @@ export function workerOptionsFromEnv(
             batch: c.LONGRUN_RECONCILE_BATCH,
           }
         : false,
-    crashAt: c.LONGRUN_TEST_CRASH_AT,
+    faults: crashingFaults(c.LONGRUN_TEST_CRASH_AT),
   };
 }

@@ -15,7 +15,8 @@ export {
   type JobTypeDefinition,
 } from '@longrun/core';
 export { describeJobType, type JobTypeDescriptor } from '@longrun/engine';
-export { createWorker, stopOnSignals, type LongrunWorker } from './create-worker.js';
+export { createWorker, stopOnSignals } from './create-worker.js';
+export type { LongrunWorker } from './longrun-worker.js';
 export { loadWorkerEnv, workerOptionsFromEnv, type WorkerEnv } from './env.js';
 export { WorkerMetrics } from './metrics.js';
 export type { WorkerOptions } from './options.js';

@@ -1,7 +1,12 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ConfigError, type JobCatalog, type JobTypeDefinition } from '@longrun/core';
-import { MAX_SHARDS, type LogFormat, type TaskWorkerLogger } from '@longrun/engine';
+import {
+  MAX_SHARDS,
+  type FaultHooks,
+  type LogFormat,
+  type TaskWorkerLogger,
+} from '@longrun/engine';
 
 /** What `createWorker` takes. Only `jobs` is required; the rest have the README's defaults. */
 export interface WorkerOptions {
@@ -69,8 +74,11 @@ export interface WorkerOptions {
   reconcile?: { intervalMs?: number; graceMs?: number; batch?: number } | false | undefined;
   /** How often this worker renews its entry in the job-type registry (default 5 s). */
   heartbeatMs?: number | undefined;
-  /** Test hook (`LONGRUN_TEST_CRASH_AT`). */
-  crashAt?: string | undefined;
+  /**
+   * Test seam: points where a test stops the process on purpose (`workerOptionsFromEnv` builds
+   * crashing ones from `LONGRUN_TEST_CRASH_AT`). Default none.
+   */
+  faults?: FaultHooks | undefined;
 }
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);

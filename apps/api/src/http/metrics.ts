@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { guard, QUEUE_STATES, type TaskQueue, type TaskStore } from '@longrun/engine';
+import { QUEUE_STATES, type TaskEngine } from '@longrun/engine';
 
 /** The API's Prometheus metrics, on a registry of its own. */
 export class ApiMetrics {
@@ -15,11 +15,11 @@ export class ApiMetrics {
 
   constructor(
     /**
-     * The shards to count, read at each scrape (`engine.knownShards()`: the configured ones and
-     * any a lowered count left behind); each one's queues are counted on their own (`shard`).
+     * What is counted at each scrape: every queue on every shard tasks may be on (the
+     * configured ones and any a lowered count left behind), each shard on its own (`shard`),
+     * and the tenants' stored bytes. The engine bounds each read by its call deadline.
      */
-    shards: () => Promise<readonly { number: number; jobs: TaskQueue; store: TaskStore }[]>,
-    redisTimeoutMs: number,
+    engine: Pick<TaskEngine, 'queueDepth' | 'storedBytes'>,
     /** With a storage budget: each tenant's stored bytes, read at scrape time. */
     budget?: { tenants: readonly string[]; maxBytes: () => number },
     /**
@@ -51,15 +51,9 @@ export class ApiMetrics {
       async collect() {
         this.reset();
         try {
-          const known = await guard(shards, redisTimeoutMs);
-          const perShard = await guard(
-            () => Promise.all(known.map((s) => s.jobs.countsByQueue())),
-            redisTimeoutMs,
-          );
-          for (const [i, byQueue] of perShard.entries()) {
-            const shard = String(known[i]?.number ?? i);
-            for (const [queue, counts] of byQueue) {
-              for (const state of QUEUE_STATES) this.set({ queue, state, shard }, counts[state]);
+          for (const { queue, shard, counts } of await engine.queueDepth()) {
+            for (const state of QUEUE_STATES) {
+              this.set({ queue, state, shard: String(shard) }, counts[state]);
             }
           }
           up.set(1);
@@ -86,16 +80,9 @@ export class ApiMetrics {
         async collect() {
           this.reset();
           // Redis away: no samples (longrun_redis_up says why), rather than a failed scrape.
-          const used = await guard(async () => {
-            const perShard = await Promise.all(
-              (await shards()).map((s) => s.store.storedBytes(budget.tenants)),
-            );
-            const total = new Map<string, number>();
-            for (const bytes of perShard) {
-              for (const [tenant, n] of bytes) total.set(tenant, (total.get(tenant) ?? 0) + n);
-            }
-            return total;
-          }, redisTimeoutMs).catch(() => new Map<string, number>());
+          const used = await engine
+            .storedBytes(budget.tenants)
+            .catch(() => new Map<string, number>());
           for (const [tenant, bytes] of used) this.set({ tenant_hash: tenantHash(tenant) }, bytes);
         },
       });

@@ -5,7 +5,7 @@ import type { TenantLimiter } from '@longrun/engine';
 /**
  * The per-tenant request limit as middleware (mount it only when the limit is > 0). Over the
  * limit: `429` + `Retry-After`.
- * @example app.use(rateLimit(new TenantLimiter(engine.jobs, 100, 2000)))
+ * @example app.use(rateLimit(engine.rateLimiter(100)))
  */
 export function rateLimit(limiter: TenantLimiter) {
   return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {

@@ -1,9 +1,8 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import type { Queue } from 'bullmq';
 import { Router, type Express } from 'express';
-import type { TaskQueue } from '@longrun/engine';
+import type { AdminQueue, TaskEngine } from '@longrun/engine';
 import { requireAdmin } from '../http/admin-auth.js';
 import { adminHeaders, refuseCrossSiteWrites } from '../http/admin-guard.js';
 import { offlinePage } from '../http/admin-offline.js';
@@ -18,19 +17,16 @@ export const ADMIN_QUEUES_PATH = `${ADMIN_PATH}/queues`;
  * carries a CSP and may not be framed; writes from another site are refused (`admin-guard.ts`).
  */
 export function adminRouter(
-  shards: readonly { number: number; jobs: TaskQueue }[],
+  engine: Pick<TaskEngine, 'adminQueues'>,
   keys: readonly string[],
   readOnly: boolean,
 ): Router {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(ADMIN_QUEUES_PATH);
   // Every shard's queues; with several shards each name says its shard (`s2 tasks`).
-  const named = shards.length > 1;
-  const current = (): { queue: Queue; shard: number }[] =>
-    shards.flatMap(({ number, jobs }) =>
-      [...jobs.queues.values(), jobs.webhookQueue].map((queue) => ({ queue, shard: number })),
-    );
-  const adapt = (queues: { queue: Queue; shard: number }[]) =>
+  const current = (): AdminQueue[] => engine.adminQueues();
+  const named = new Set(current().map((q) => q.shard)).size > 1;
+  const adapt = (queues: AdminQueue[]) =>
     queues.map(
       ({ queue, shard }) =>
         new BullMQAdapter(queue, {

@@ -16,6 +16,7 @@ import type { JobTypeDirectory } from '../registry/job-type-directory.js';
 import type { TaskQueue } from '../task-queue.js';
 import type { CreateOutcome, FairTag, TaskStore } from '../task-store.js';
 import type { WebhookTargetPolicy } from '../webhook-target.js';
+import type { FaultHooks } from '../fault-hooks.js';
 import { invalid, type SubmitOutcome, type TickOutcome } from './outcomes.js';
 import { pushTarget } from './push-config.js';
 import { unknownJobType } from './unknown-type.js';
@@ -40,8 +41,8 @@ export interface SubmitDeps {
   redis<T>(operation: () => Promise<T>): Promise<T>;
   /** Waits, within the deadline, for the connection to be ready. */
   untilReady(): Promise<void>;
-  /** Test hook: `after-create` kills the process between the record and the job. */
-  crashAt?: string | undefined;
+  /** Test seam (`FaultHooks.afterCreate`): none in production. */
+  faults?: FaultHooks | undefined;
 }
 
 /** How the workers are shared between tenants (decision 33). */
@@ -134,10 +135,9 @@ export class Submitter {
     const fair = this.fairTag(tenant, request, definition);
     // The job goes with the record, in the create's own script, unless it cannot (see
     // bullmq-add.ts) or a test stops the API between the two.
-    const job =
-      this.deps.crashAt === 'after-create'
-        ? undefined
-        : this.deps.jobs.prepare(record, definition, { ...enqueue, fairShare: Boolean(fair) });
+    const job = this.deps.faults?.afterCreate
+      ? undefined
+      : this.deps.jobs.prepare(record, definition, { ...enqueue, fairShare: Boolean(fair) });
     if (!idempotency && maxOpenTasks === 0 && maxBytes === 0 && !fair && !job && !opts.scheduleId) {
       return this.unguarded(record, definition, enqueue);
     }
@@ -182,7 +182,7 @@ export class Submitter {
     }
     if (!outcome.created) return this.replay(tenant, outcome.idempotencyValue, idempotency);
     if (job) return { kind: 'created', task: toHandle(record, this.deps.pollIntervalMs) };
-    if (this.deps.crashAt === 'after-create') process.kill(process.pid, 'SIGKILL');
+    this.deps.faults?.afterCreate?.();
     // Under fair share the job's priority is the tenant's turn, given by the create.
     if (outcome.priority !== undefined) enqueue.priority = outcome.priority;
     try {

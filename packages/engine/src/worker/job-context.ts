@@ -2,6 +2,7 @@ import type { Job } from 'bullmq';
 import { z } from 'zod';
 import type { JobContext } from '@longrun/core';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
+import type { FaultHooks } from '../fault-hooks.js';
 import type { RunTask } from './job-data.js';
 import { InputParked, type RunControl } from './run-control.js';
 
@@ -16,8 +17,8 @@ export interface ContextRun {
   stopMark(): boolean;
   /** Stops the run when a write finds its task gone or finished. */
   stopIfGone(outcome: TransitionOutcome): void;
-  /** Test hook: the process kills itself at this point (see `TaskWorkerOptions.crashAt`). */
-  readonly crashAt?: string | undefined;
+  /** Test seam (`TaskWorkerOptions.faults`): none in production. */
+  readonly faults?: FaultHooks | undefined;
 }
 
 /**
@@ -53,7 +54,7 @@ export function createJobContext(run: ContextRun): JobContext {
       if (index < run.task.inputs.length) return schema.parse(run.task.inputs[index]);
       // Park first, then say so: once the record reads input_required the job is promotable.
       await run.job.moveToDelayed(run.task.expiresAt + 1000, run.token);
-      if (run.crashAt === 'after-park') process.kill(process.pid, 'SIGKILL');
+      run.faults?.afterPark?.();
       await run.store.transition(run.task.id, 'park', {
         statusMessage: message,
         awaitingInput: true,

@@ -2,6 +2,7 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { isTerminal, type JobCatalog } from '@longrun/core';
 import type { CompletionBatch } from '../completion-batch.js';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
+import type { FaultHooks } from '../fault-hooks.js';
 import { createJobContext, type ContextRun } from './job-context.js';
 import type { RunOutcome, RunTask } from './job-data.js';
 import { InputParked, RunControl, RunTimedOut } from './run-control.js';
@@ -17,7 +18,8 @@ export interface RunDeps {
   maxResultBytes: number;
   onActiveChange?: ((delta: 1 | -1) => void) | undefined;
   logWarn(obj: object, msg: string): void;
-  crashAt?: string | undefined;
+  /** Test seam (`FaultHooks.afterPark`): none in production. */
+  faults?: FaultHooks | undefined;
 }
 
 /**
@@ -50,8 +52,8 @@ export class TaskRun implements ContextRun {
     return this.deps.store;
   }
 
-  get crashAt(): string | undefined {
-    return this.deps.crashAt;
+  get faults(): FaultHooks | undefined {
+    return this.deps.faults;
   }
 
   async execute(): Promise<RunEnd> {

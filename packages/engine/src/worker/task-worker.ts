@@ -1,13 +1,17 @@
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { JobCatalog } from '@longrun/core';
 import { CompletionBatch } from '../completion-batch.js';
 import { QUEUE_NAME, queueNameFor, taskKeys } from '../keys.js';
 import { TaskStore } from '../task-store.js';
+import type { FaultHooks } from '../fault-hooks.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
+import { GiveBack } from './give-back.js';
 import { RunRegistry } from './run-control.js';
 import { RunSlots } from './run-slots.js';
 import { TaskRun, type RunEnd } from './task-run.js';
+
+export { GIVE_BACK_BASE_MS, GIVE_BACK_MAX_MS } from './give-back.js';
 
 export interface TaskWorkerOptions {
   /** A worker-role connection (`maxRetriesPerRequest: null`); BullMQ duplicates it for blocking. */
@@ -50,8 +54,8 @@ export interface TaskWorkerOptions {
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap (2 MiB). */
   maxResultBytes?: number | undefined;
-  /** Test hook: `after-park` kills the process between parking a job and recording it. */
-  crashAt?: string | undefined;
+  /** Test seam: `afterPark` runs between parking a job and recording it (default: none). */
+  faults?: FaultHooks | undefined;
 }
 
 /** The message of a run's last log line, by how it ended (others: `task run ended`). */
@@ -59,17 +63,6 @@ const RUN_END_LINES: Partial<Record<RunOutcome, string>> = {
   completed: 'task completed',
   failed: 'task failed',
 };
-/** A job given back waits this long before it is offered again, doubling per pickup (ms). */
-export const GIVE_BACK_BASE_MS = 50;
-/**
- * The longest wait of a job given back again and again: short, since a worker that serves it
- * competes with the ones that give it back for each offer; long enough that a type no running
- * worker serves costs each such job one move every two seconds.
- */
-export const GIVE_BACK_MAX_MS = 2000;
-/** A worker says it gave jobs of a type back at most once per this interval (ms). */
-const GIVE_BACK_LOG_MS = 60_000;
-
 /**
  * Runs longrun jobs: one BullMQ worker per queue, whose processor takes the task (from the job,
  * or by the `start` event), runs it as a `TaskRun` and returns or throws as BullMQ expects.
@@ -91,8 +84,7 @@ export class TaskWorker {
   /** The job types this process runs: any other job it receives is given back. */
   private readonly served: ReadonlySet<string>;
   private readonly slots: RunSlots;
-  /** Per type given back: when it was last logged, and how many since. */
-  private readonly givenBack = new Map<string, { loggedAt: number; count: number }>();
+  private readonly giveBack: GiveBack;
 
   constructor(private readonly opts: TaskWorkerOptions) {
     this.runningMarkMs = opts.runningMarkMs ?? 100;
@@ -106,7 +98,7 @@ export class TaskWorker {
       maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
       onActiveChange: opts.onActiveChange,
       logWarn: (obj, msg) => opts.logger.warn(obj, msg),
-      crashAt: opts.crashAt,
+      faults: opts.faults,
     };
     // Two declared parameters: BullMQ makes an AbortController per job only for processors that
     // declare a third; runs are stopped through `RunControl` instead.
@@ -116,6 +108,7 @@ export class TaskWorker {
       if (!opts.catalog.has(type)) throw new Error(`Unknown job type in worker types: ${type}`);
     }
     this.served = new Set(types);
+    this.giveBack = new GiveBack(this.served, opts.logger);
     this.slots = opts.slots ?? new RunSlots(Math.max(1, opts.concurrency));
     const queueNames = new Set([
       ...types.map((t) => queueNameFor(opts.catalog.get(t)!)),
@@ -176,7 +169,7 @@ export class TaskWorker {
 
   /** BullMQ's processor: returns when the run completed, throws to retry, fail or park. */
   private async process(job: Job, token?: string): Promise<void> {
-    if (!this.served.has(job.name)) return this.giveBack(job, token);
+    if (!this.served.has(job.name)) return this.giveBack.job(job, token);
     const release = await this.slots.acquire();
     try {
       return await this.runJob(job, token);
@@ -234,31 +227,6 @@ export class TaskWorker {
       this.ownErrors.add(end.thrown);
       throw end.thrown;
     }
-  }
-
-  /**
-   * Gives a job of a type this process does not serve back to its queue, untouched: delayed
-   * briefly (longer each time it comes back, so a type no running worker serves costs little),
-   * its attempts not counted, its task not read or changed. The worker that serves it takes it
-   * when it is due. Throws BullMQ's `DelayedError`, which tells it the job was moved.
-   */
-  private async giveBack(job: Job, token: string | undefined): Promise<never> {
-    const pickups = Math.max(1, job.attemptsStarted ?? 1);
-    const delay = Math.min(GIVE_BACK_MAX_MS, GIVE_BACK_BASE_MS * 2 ** Math.min(pickups - 1, 8));
-    await job.moveToDelayed(Date.now() + delay, token);
-    const now = Date.now();
-    const seen = this.givenBack.get(job.name) ?? { loggedAt: 0, count: 0 };
-    seen.count += 1;
-    if (now - seen.loggedAt >= GIVE_BACK_LOG_MS) {
-      this.opts.logger.warn(
-        { type: job.name, queue: job.queueName, given: seen.count, serves: [...this.served] },
-        'gave back jobs of a type this worker does not serve (another worker serves it, or will)',
-      );
-      seen.loggedAt = now;
-      seen.count = 0;
-    }
-    this.givenBack.set(job.name, seen);
-    throw new DelayedError();
   }
 
   /**
