@@ -1,4 +1,4 @@
-import { FIELD, LIFECYCLE, TERMINAL_STATUSES } from '@longrun/core';
+import { EVENT_FIELD_PREFIX, FIELD, LIFECYCLE, TERMINAL_STATUSES } from '@longrun/core';
 import { provideInclude } from './loader.js';
 
 /** A Lua string literal (field names and statuses are plain words; quoted defensively). */
@@ -10,7 +10,8 @@ const set = (names: readonly string[]) => `{${names.map((n) => `[${str(n)}] = tr
 /**
  * The include `generated/core`: the record's field names (`F.status`, `F.statusMessage`, …), the
  * terminal statuses (`TERMINAL[st]`) and the lifecycle table (`LIFECYCLE.answer.from[st]`,
- * `.to`, `.message`), built from core's `FIELD`, `TERMINAL_STATUSES` and `LIFECYCLE` when a
+ * `.to`, `.message`) and the field of a past event (`EVENT_FIELD(n)`, decision 55), built from
+ * core's `FIELD`, `TERMINAL_STATUSES`, `LIFECYCLE` and `EVENT_FIELD_PREFIX` when a
  * script is first loaded, so that they stay defined once, in TypeScript.
  */
 export function coreConstantsLua(): string {
@@ -25,12 +26,13 @@ export function coreConstantsLua(): string {
     return `  ${event} = {${parts.join(', ')}},`;
   });
   return [
-    '-- Generated from @longrun/core (FIELD, TERMINAL_STATUSES, LIFECYCLE): change it there.',
+    '-- Generated from @longrun/core (FIELD, TERMINAL_STATUSES, LIFECYCLE, EVENT_FIELD_PREFIX): change it there.',
     `local F = {${fields}}`,
     `local TERMINAL = ${set(TERMINAL_STATUSES)}`,
     'local LIFECYCLE = {',
     ...events,
     '}',
+    `local function EVENT_FIELD(n) return ${str(EVENT_FIELD_PREFIX)} .. n end`,
     '',
   ].join('\n');
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { loadLua } from './loader.js';
 import './core-include.js';
+import './keys-include.js';
 
 /** A value a script takes in ARGV: ioredis sends numbers as their decimal text. */
 export type LuaArg = string | number | Buffer;
@@ -32,6 +33,12 @@ export interface ScriptSpec<
   /** For a script over a batch: the keys and arguments each item repeats, after the fixed ones. */
   itemKeys?: readonly IK[];
   itemArgs?: readonly IA[];
+  /**
+   * For a script that takes a list of further keys after its items (create-many's BullMQ key
+   * groups): what they are, for the reader. The body reads them as `rest_key(1)`, `rest_key(2)`…
+   * (the items are then counted from ARGV, so `itemArgs` must be given).
+   */
+  restKeys?: string;
   /** The reply, decoded once here so that callers see one typed value. */
   decode(reply: LuaReply): R;
 }
@@ -46,6 +53,8 @@ export interface ScriptCall<
   keys: Record<K, string>;
   args: Record<A, LuaArg>;
   items?: readonly LuaItem<IK, IA>[];
+  /** The keys after the items (`restKeys`). */
+  restKeys?: readonly string[];
 }
 
 /** A typed script: `run` sends it by hash (EVALSHA, loaded on first use) and decodes the reply. */
@@ -83,7 +92,7 @@ function prologue(spec: ScriptSpec<string, string, string, string, unknown>): st
     const nk = spec.keys.length;
     const na = spec.args.length;
     const count =
-      itemKeys.length > 0
+      itemKeys.length > 0 && !spec.restKeys
         ? `(#KEYS - ${nk}) / ${itemKeys.length}`
         : `(#ARGV - ${na}) / ${itemArgs.length}`;
     lines.push(
@@ -91,6 +100,11 @@ function prologue(spec: ScriptSpec<string, string, string, string, unknown>): st
       `local function item_keys(i) local b = ${nk} + (i - 1) * ${itemKeys.length} return ${table(itemKeys, 'KEYS', 'b + ')} end`,
       `local function item_args(i) local b = ${na} + (i - 1) * ${itemArgs.length} return ${table(itemArgs, 'ARGV', 'b + ')} end`,
     );
+    if (spec.restKeys) {
+      lines.push(
+        `local function rest_key(j) return KEYS[${nk} + ITEMS * ${itemKeys.length} + j] end`,
+      );
+    }
   }
   return `${lines.join('\n')}\n`;
 }
@@ -134,6 +148,7 @@ export function defineScript<
         for (const k of spec.itemKeys ?? []) keys.push(item.keys[k]);
         for (const a of spec.itemArgs ?? []) args.push(item.args[a]);
       }
+      if (call.restKeys) keys.push(...call.restKeys);
       const send = client[command] as (...a: (number | LuaArg)[]) => Promise<unknown>;
       const reply = await send.call(client, keys.length, ...keys, ...args);
       if (!Array.isArray(reply) || typeof reply[0] !== 'string') {
