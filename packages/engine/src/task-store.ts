@@ -1,14 +1,10 @@
 import type { Redis } from 'ioredis';
 import {
-  CorruptRecordError,
-  decodeHandle,
   decodeRecord,
   encodeRecord,
   FIELD,
-  HANDLE_FIELDS,
   LIFECYCLE,
   type A2APushTarget,
-  type HandleFields,
   type LifecycleEventName,
   type RecordUpdate,
   type TaskRecord,
@@ -29,16 +25,14 @@ import {
   type TransitionOutcome,
 } from './commands/index.js';
 import { createItem, type CreateItem, type FairTag } from './create-args.js';
-import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
+import { indexMember, indexPruneBound, taskKeys } from './keys.js';
+import { TaskReads } from './task-reads.js';
 
 export type { CreateItem, FairTag } from './create-args.js';
 export type { CreateOutcome, PushChange, TransitionOutcome } from './commands/index.js';
 
 /** What an event may write besides the status its row names (never the status itself). */
 export type EventFields = Omit<RecordUpdate, 'status' | 'id' | 'tenant' | 'createdAt'>;
-
-/** The record's own fields (its history aside, decision 55): what `get` reads. */
-const RECORD_FIELDS = Object.values(FIELD);
 
 type FieldItem = { keys: Record<never, string>; args: { field: string; value: string } };
 
@@ -52,23 +46,21 @@ function pairs(flat: readonly string[]): FieldItem[] {
 }
 
 /**
- * longrun's task records in Redis: one hash per task (expiring with the task's ttl, its layout
+ * longrun's task records in Redis (the reads are `TaskReads`'): one hash per task (expiring with the task's ttl, its layout
  * owned by core's codec, its history in it: decision 55), one sorted set per tenant for listing,
  * one key per idempotency key. Every change is a lifecycle event (`transition`), guarded by the
  * event's row. A poll is one `HMGET` (`peek`). Each write is a script of `lua/`, called through
  * its typed wrapper (`src/commands/`).
  */
-export class TaskStore {
-  readonly keys: TaskKeys;
-
+export class TaskStore extends TaskReads {
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     prefix: string,
     private readonly maxTtlMs: number,
     /** The configured prefix when `prefix` is a shard's (its channels are shared; see taskKeys). */
     channelPrefix = prefix,
   ) {
-    this.keys = taskKeys(prefix, channelPrefix);
+    super(redis, taskKeys(prefix, channelPrefix));
   }
 
   /** Stores a new record, and claims its idempotency key in the same atomic step. */
@@ -141,37 +133,6 @@ export class TaskStore {
     return String(this.maxTtlMs + 60_000);
   }
 
-  /** Who owns the task and whether it has a callback (one small `HMGET`), or `null` once gone. */
-  async owner(id: string): Promise<{ tenant: string; hasCallback: boolean } | null> {
-    const [tenant, callback] = await this.redis.hmget(
-      this.keys.task(id),
-      FIELD.tenant,
-      FIELD.callback,
-    );
-    return tenant ? { tenant, hasCallback: Boolean(callback) } : null;
-  }
-
-  /**
-   * Who owns the task and where its status changes are POSTed (one small `HMGET`), or `null`
-   * once gone.
-   */
-  async callback(
-    id: string,
-  ): Promise<{ tenant: string; callback: TaskRecord['callback'] | undefined } | null> {
-    const [tenant, callback] = await this.redis.hmget(
-      this.keys.task(id),
-      FIELD.tenant,
-      FIELD.callback,
-    );
-    if (!tenant) return null;
-    if (!callback) return { tenant, callback: undefined };
-    try {
-      return { tenant, callback: JSON.parse(callback) as TaskRecord['callback'] };
-    } catch {
-      throw new CorruptRecordError(`task ${id}: field ${FIELD.callback} is not JSON`);
-    }
-  }
-
   /**
    * Sets (`target`) or removes (`{ remove: configId }`) the A2A push notification config of
    * `tenant`'s task `id`, atomically: see `SET_PUSH` for what it refuses.
@@ -202,49 +163,6 @@ export class TaskStore {
       keys: { open: this.keys.openTasks(tenant), usage: this.keys.usage(tenant) },
       args: { now },
     });
-  }
-
-  /** Bytes each tenant's stored tasks take, as counted for its storage budget (one round trip). */
-  async storedBytes(tenants: readonly string[]): Promise<Map<string, number>> {
-    const pipeline = this.redis.pipeline();
-    for (const tenant of tenants) pipeline.hget(this.keys.usage(tenant), '#total');
-    const replies = (await pipeline.exec()) ?? [];
-    return new Map(tenants.map((t, i) => [t, Number(replies[i]?.[1] ?? 0)]));
-  }
-
-  /** The record, or `null` once it is gone (never created, expired or forgotten). */
-  async get(id: string): Promise<TaskRecord | null> {
-    const values = await this.redis.hmget(this.keys.task(id), ...RECORD_FIELDS);
-    const hash: Record<string, string> = {};
-    RECORD_FIELDS.forEach((field, i) => {
-      const value = values[i];
-      if (value !== null && value !== undefined) hash[field] = value;
-    });
-    return decodeRecord(id, hash);
-  }
-
-  /**
-   * What a handle shows of a record (one `HMGET`), or `null` once it is gone: a poll's read, which
-   * neither moves nor parses the input and answers, whatever their size.
-   */
-  async peek(id: string): Promise<HandleFields | null> {
-    return decodeHandle(id, await this.redis.hmget(this.keys.task(id), ...HANDLE_FIELDS));
-  }
-
-  /**
-   * What {@link peek} reads, with the record's event number (`seq`) in the same read: pass it to
-   * `transition` as `ifSeq` to act only on the record as it was read.
-   */
-  async peekAt(id: string): Promise<{ view: HandleFields; seq: string } | null> {
-    const values = await this.redis.hmget(this.keys.task(id), ...HANDLE_FIELDS, FIELD.seq);
-    const view = decodeHandle(id, values.slice(0, HANDLE_FIELDS.length));
-    return view ? { view, seq: values[HANDLE_FIELDS.length] ?? '' } : null;
-  }
-
-  /** The BullMQ priority the task was submitted with, if any. */
-  async priority(id: string): Promise<number | undefined> {
-    const value = await this.redis.hget(this.keys.task(id), FIELD.priority);
-    return value ? Number(value) : undefined;
   }
 
   /**
