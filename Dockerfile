@@ -60,6 +60,7 @@ RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev
 # ...and the compiled code those links point at (each package's "exports" is ./dist/index.js).
 COPY --from=build /app/packages/core/dist packages/core/dist
 COPY --from=build /app/packages/engine/dist packages/engine/dist
+COPY --from=build /app/packages/engine/lua packages/engine/lua
 COPY --from=build /app/packages/worker/dist packages/worker/dist
 COPY --from=build /app/apps/worker/dist apps/worker/dist
 COPY --from=build /app/apps/api/dist apps/api/dist

@@ -132,7 +132,8 @@ describe('an answer raced by the next question (item 1)', () => {
     await asking('q1');
 
     // B checks its (late) answer against question 1, and its transition is held on the way.
-    through.hold({ match: ' input_required ', inclusive: true, replies: false });
+    // (The transition names its lifecycle event, `answer`, as one argument of the script call.)
+    through.hold({ match: '$6\r\nanswer\r\n', inclusive: true, replies: false });
     const late = b.http('POST', `/v1/jobs/${id}/input`, { body: { input: { ok: false } } });
     await waitFor(async () => (through.heldRequests > 0 ? true : undefined), {
       what: "B's answer held",

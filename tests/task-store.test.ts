@@ -224,18 +224,26 @@ describe('TaskStore event list', () => {
     expect(await log.events(task.id, '1005')).toEqual([]);
     expect((await log.event(task.id, '500'))?.progress).toBe(499);
     expect(await log.event(task.id, '3')).toBeNull();
-    expect(await redis.pttl(store.keys.events(task.id))).toBeGreaterThan(50_000); // expires with the task
+    // The history is the record's (decision 55): no other key, and it expires with the task.
+    expect(await redis.exists(store.keys.events(task.id))).toBe(0);
+    expect(await redis.hexists(store.keys.task(task.id), 'e5')).toBe(0);
+    expect(await redis.hexists(store.keys.task(task.id), 'e6')).toBe(1);
+    // The record's own fields are read without its history.
+    expect(Object.keys((await store.get(task.id))!)).not.toContain('e6');
   });
 
-  it('keeps a small task small: the event list costs far less than a stream node', async () => {
+  it('keeps a small task small: its history adds a field per event to the record, no key', async () => {
     const store = new TaskStore(redis, uniquePrefix(), 86_400_000);
     const log = new TaskLog(redis, store.keys);
     const task = record();
     await store.create(task);
+    const created = Number(await redis.call('MEMORY', 'USAGE', store.keys.task(task.id)));
     await store.transition(task.id, 'start');
     await store.transition(task.id, 'complete', { result: { ok: true } });
-    const bytes = Number(await redis.call('MEMORY', 'USAGE', store.keys.events(task.id)));
-    expect(bytes).toBeLessThan(1024);
+    const keys = await redis.keys(`${store.keys.task('').slice(0, -':task:'.length)}*`);
+    expect(keys.filter((k) => k.includes(task.id))).toEqual([store.keys.task(task.id)]);
+    const bytes = Number(await redis.call('MEMORY', 'USAGE', store.keys.task(task.id)));
+    expect(bytes - created).toBeLessThan(300);
     const events = await log.events(task.id, undefined);
     expect(events.map((e) => [e.id, e.status])).toEqual([
       ['1', 'working'],
@@ -278,22 +286,25 @@ describe('TaskStore event 1', () => {
   it.each([
     ['a start', (store: TaskStore, id: string) => store.start(id)],
     ['a transition', (store: TaskStore, id: string) => store.transition(id, 'cancel')],
-  ])('is written by the first change, %s, before its own event', async (_, change) => {
-    const { store, log } = setUp();
-    const task = newRecord({ statusMessage: 'queued: waiting for a worker' });
-    await store.create(task);
-    await change(store, task.id);
-    const events = await log.events(task.id, undefined);
-    expect(events[0]).toEqual(created(task));
-    expect(events.map((e) => e.id)).toEqual(['1', '2']);
-    expect(events[1]?.statusMessage).not.toBe(task.statusMessage);
-    // The list expires with the task (ttl 60 s).
-    const ttl = await redis.pttl(store.keys.events(task.id));
-    expect(ttl).toBeGreaterThan(50_000);
-    expect(ttl).toBeLessThanOrEqual(60_000);
-  });
+    ['a completion', (store: TaskStore, id: string) => store.completeMany([{ id, result: 1 }])],
+  ])(
+    'is written by the first change, %s, into the record, before its own event',
+    async (_, change) => {
+      const { store, log } = setUp();
+      const task = newRecord({ statusMessage: 'queued: waiting for a worker' });
+      await store.create(task);
+      await change(store, task.id);
+      const events = await log.events(task.id, undefined);
+      expect(events[0]).toEqual(created(task));
+      expect(events.map((e) => e.id)).toEqual(['1', '2']);
+      expect(events[1]?.statusMessage).not.toBe(task.statusMessage);
+      // One representation (decision 55): event 1 is a field of the record, which expires with it.
+      expect(await redis.exists(store.keys.events(task.id))).toBe(0);
+      expect(await redis.hexists(store.keys.task(task.id), 'e1')).toBe(1);
+    },
+  );
 
-  it('stays in the record when a completion is the first change: no list, events 1 and 2 read from it', async () => {
+  it('stays in the record when a completion is the first change: events 1 and 2 read from it', async () => {
     const { store, log } = setUp();
     const task = newRecord({ statusMessage: 'queued: waiting for a worker', progress: { at: 1 } });
     await store.create(task);
@@ -315,14 +326,21 @@ describe('TaskStore event 1', () => {
     expect((await store.get(task.id))?.status).toBe('completed');
   });
 
-  it('goes to the list when a completion follows a start (the run was marked running)', async () => {
+  it('stays in the record when a completion follows a start (the run was marked running)', async () => {
     const { store, log } = setUp();
     const task = newRecord();
     await store.create(task);
     await store.start(task.id);
     await store.completeMany([{ id: task.id, result: 1 }]);
-    expect(await redis.llen(store.keys.events(task.id))).toBe(3);
-    expect((await log.events(task.id, undefined)).map((e) => e.id)).toEqual(['1', '2', '3']);
+    expect(await redis.exists(store.keys.events(task.id))).toBe(0);
+    const events = await log.events(task.id, undefined);
+    expect(events.map((e) => [e.id, e.statusMessage])).toEqual([
+      ['1', task.statusMessage],
+      ['2', 'running'],
+      ['3', 'completed'],
+    ]);
+    expect(await log.events(task.id, '1', 1)).toEqual([events[1]]);
+    expect(await log.lastEvent(task.id)).toEqual(events[2]);
   });
 
   it('is not written twice for a task whose create wrote the list (an older version)', async () => {
@@ -334,6 +352,62 @@ describe('TaskStore event 1', () => {
     expect((await store.transition(task.id, 'start')).ok).toBe(true);
     const events = await log.events(task.id, undefined);
     expect(events.map((e) => e.id)).toEqual(['1', '2']);
+    expect(events[0]).toEqual(created(task));
+  });
+
+  // A rolling upgrade (decision 55): what the previous version wrote is read until it expires.
+  const entry = (s: number, st: string, m: string, u: number) => JSON.stringify({ s, st, m, u });
+
+  it('reads a task of the previous version: its list (events 1..n), then changes made since', async () => {
+    const { store, log } = setUp();
+    const task = record();
+    await store.create(task);
+    // As the previous version left it after a start: list [1, 2], the record at event 2.
+    await redis.rpush(
+      store.keys.events(task.id),
+      entry(1, 'working', task.statusMessage, task.updatedAt),
+      entry(2, 'working', 'running', task.updatedAt + 1),
+    );
+    await redis.hset(store.keys.task(task.id), {
+      seq: '2',
+      msg: 'running',
+      updated: String(task.updatedAt + 1),
+    });
+    expect((await log.events(task.id, undefined)).map((e) => [e.id, e.statusMessage])).toEqual([
+      ['1', task.statusMessage],
+      ['2', 'running'],
+    ]);
+    // This version completes it: event 2 goes to the record as any, the old list stays.
+    await store.completeMany([{ id: task.id, result: 1 }]);
+    const events = await log.events(task.id, undefined);
+    expect(events.map((e) => [e.id, e.statusMessage])).toEqual([
+      ['1', task.statusMessage],
+      ['2', 'running'],
+      ['3', 'completed'],
+    ]);
+    expect(await log.events(task.id, '1')).toEqual(events.slice(1));
+    expect(await log.event(task.id, '2')).toEqual(events[1]);
+    expect(await log.lastEvent(task.id)).toEqual(events[2]);
+    // Forgetting it deletes the old list too.
+    expect((await store.forget(task)).ok).toBe(true);
+    expect(await redis.exists(store.keys.events(task.id))).toBe(0);
+  });
+
+  it("reads a task the previous version finished by its first change (event 1 in 'e1')", async () => {
+    const { store, log } = setUp();
+    const task = record();
+    await store.create(task);
+    await redis.hset(store.keys.task(task.id), {
+      e1: entry(1, 'working', task.statusMessage, task.updatedAt),
+      seq: '2',
+      status: 'completed',
+      msg: 'completed',
+    });
+    const events = await log.events(task.id, undefined);
+    expect(events.map((e) => [e.id, e.status])).toEqual([
+      ['1', 'working'],
+      ['2', 'completed'],
+    ]);
     expect(events[0]).toEqual(created(task));
   });
 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { shardOfTaskId, shardPrefix } from '@longrun/engine/internal';
+import { shardOfTaskId, shardPrefix, TaskLog, taskKeys } from '@longrun/engine/internal';
 // @ts-expect-error plain ESM helper shared with `npm start`
 import { findRedisServer, freePort, startRedis } from '../../scripts/redis.mjs';
 
@@ -358,15 +358,13 @@ export async function readBooks(
   for (let start = 0; start < ids.length; start += 500) {
     const batch = ids.slice(start, start + 500);
     const pipeline = redis.pipeline();
-    for (const id of batch) {
-      pipeline.hget(`${shardOf(prefix, id)}:task:${id}`, 'status');
-      pipeline.lrange(`${shardOf(prefix, id)}:events:${id}`, 0, -1);
-    }
+    for (const id of batch) pipeline.hget(`${shardOf(prefix, id)}:task:${id}`, 'status');
     const replies = (await pipeline.exec()) ?? [];
+    const histories = await Promise.all(batch.map((id) => historyOf(redis, prefix, id)));
     batch.forEach((id, i) => {
-      const [statusErr, status] = replies[i * 2] ?? [];
-      const [eventsErr, events] = replies[i * 2 + 1] ?? [];
-      if (statusErr || eventsErr) throw statusErr ?? eventsErr;
+      const [statusErr, status] = replies[i] ?? [];
+      const events = histories[i] ?? [];
+      if (statusErr) throw statusErr;
       if (typeof status !== 'string') {
         books.lost += 1;
         books.lostIds.push(id);
@@ -381,8 +379,7 @@ export async function readBooks(
       }
       let runs = 0;
       let terminal = 0;
-      for (const entry of events as string[]) {
-        const event = JSON.parse(entry) as { st: string; m: string };
+      for (const event of events) {
         if (event.m === 'running') runs += 1;
         if (TERMINAL.has(event.st)) terminal += 1;
       }
@@ -548,4 +545,18 @@ function shardOf(prefix: string, id: string): string {
 function suiteShards(prefix: string): string[] {
   const count = Number(process.env.LONGRUN_SHARDS ?? 1);
   return Array.from({ length: count }, (_, i) => shardPrefix(prefix, i));
+}
+
+/**
+ * A task's history as `{ st, m }` (status, message) per event, read as the API reads it
+ * (`TaskLog`: kept in the record since decision 55).
+ */
+export async function historyOf(
+  redis: Redis,
+  prefix: string,
+  id: string,
+): Promise<{ st: string; m: string }[]> {
+  const log = new TaskLog(redis, taskKeys(shardOf(prefix, id)));
+  const events = await log.events(id, undefined, 1000);
+  return events.map((e) => ({ st: e.status, m: e.statusMessage }));
 }

@@ -4,7 +4,6 @@
 // Sizes: CHAOS_SCALE, or CHAOS_CRASH_JOBS; CHAOS_CRASH_KILL_EVERY_MS (default 2000).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { shardOfTaskId, shardPrefix } from '@longrun/engine/internal';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { Proc } from '../helpers/processes.js';
 import { KEY_A, startInProcessApi, startWorker } from '../helpers/service.js';
@@ -12,6 +11,7 @@ import {
   Cleanups,
   keepAliveAgent,
   closeBooks,
+  historyOf,
   pool,
   rawRequest,
   report,
@@ -116,16 +116,8 @@ describe('worker crash', () => {
   });
 });
 
-/** Handler starts per task (`running` entries in its event list). */
+/** Handler starts per task (`running` events in its history). */
 async function readRunCounts(redis: Redis, prefix: string, ids: string[]): Promise<number[]> {
-  const pipeline = redis.pipeline();
-  for (const id of ids) {
-    pipeline.lrange(`${shardPrefix(prefix, shardOfTaskId(id))}:events:${id}`, 0, -1);
-  }
-  const replies = (await pipeline.exec()) ?? [];
-  return replies.map(
-    ([, entries]) =>
-      (entries as string[]).filter((entry) => (JSON.parse(entry) as { m: string }).m === 'running')
-        .length,
-  );
+  const histories = await Promise.all(ids.map((id) => historyOf(redis, prefix, id)));
+  return histories.map((events) => events.filter((event) => event.m === 'running').length);
 }

@@ -39,12 +39,19 @@ export const FIELD = {
    * while it was untouched, so a create that timed out keeps it instead of taking it back.
    */
   replayed: 'replayed',
-  /**
-   * Bookkeeping: event 1 of a task finished by its first change, which has no event list (its
-   * event 2 is the record itself; see engine's COMPLETE_MANY and TaskLog).
-   */
-  firstEvent: 'e1',
 } as const;
+
+/**
+ * A task's history is kept in its record (engine decision 55): each event before the newest is a
+ * field `e<n>` (its id n), the newest is the record's own state. Bookkeeping, not part of
+ * `TaskRecord`; the engine's `lua/includes/write-event.lua` writes them, its `TaskLog` reads them.
+ */
+export const EVENT_FIELD_PREFIX = 'e';
+
+/** The record field holding event `n` once a later one was written: `e<n>`. */
+export function eventField(n: number | string): string {
+  return `${EVENT_FIELD_PREFIX}${n}`;
+}
 
 type Kind = 'string' | 'status' | 'int' | 'bool' | 'json';
 

@@ -1,15 +1,6 @@
 import type { Redis } from 'ioredis';
+import { announceShards } from './commands/announce-shards.js';
 import { prefixSlot, shardPrefix } from './shards.js';
-
-/** Sets the count unless a higher one is there; answers the count now stored. */
-const ANNOUNCE = `
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-local count = tonumber(ARGV[1])
-if count > current then
-  redis.call('SET', KEYS[1], ARGV[1])
-  return count
-end
-return current`;
 
 /**
  * The number of shards tasks have been placed on (decision 37), kept in Redis under the
@@ -36,7 +27,7 @@ export class ShardCount {
 
   /** Announces `count`; answers the highest count now known. */
   async announce(count: number): Promise<number> {
-    return Number(await this.redis.eval(ANNOUNCE, 1, this.key, String(count)));
+    return announceShards.run(this.redis, { keys: { count: this.key }, args: { count } });
   }
 }
 

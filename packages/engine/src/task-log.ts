@@ -1,27 +1,39 @@
 import type { Redis } from 'ioredis';
-import { FIELD, type TaskEvent, type TaskStatus } from '@longrun/core';
+import { eventField, FIELD, type TaskEvent, type TaskStatus } from '@longrun/core';
 import type { TaskKeys } from './keys.js';
 
-/**
- * The record fields the events are made of while there is no list: `seq`, the record's state
- * (event 1, or event 2 of a task finished by its first change), and that task's event 1.
- */
-const FIRST_FIELDS = [
+/** The record's fields its newest event is made of, `seq` (its id) first. */
+const STATE_FIELDS = [
   FIELD.seq,
   FIELD.status,
   FIELD.statusMessage,
   FIELD.updatedAt,
   FIELD.progress,
-  FIELD.firstEvent,
 ] as const;
 
+/** How many events a task keeps (`HISTORY` in lua/includes/write-event.lua). */
+const HISTORY = 1000;
+
+/** What one read of a task's history found. */
+interface HistoryRead {
+  /** The newest event's id (the record's `seq`; 0 for a record an older version made without). */
+  seq: number;
+  /** The newest event: the record's own state. */
+  current: TaskEvent | null;
+  /** The earlier events of the window read, by id (fields `e<n>` of the record). */
+  past: Map<number, TaskEvent>;
+  /** Entries of an event list an older version wrote (empty for a task this version made). */
+  legacy: TaskEvent[];
+}
+
 /**
- * A task's event list (written by the scripts with every change): what SSE streams replay and
- * webhooks deliver. Event ids are 1, 2, …; the list keeps the newest 1 000, so its first entry is
- * `seq - length + 1`. Event 1, the task as created, is not in the list until the first change
- * writes it (a create writes no list): until then it is read off the record, which still holds
- * that state. A task finished by its first change (a worker's completion) gets no list at all:
- * event 1 is kept in the record (`FIELD.firstEvent`) and event 2 is the record's state.
+ * A task's history, as every reader sees it (SSE streams replay it, webhooks deliver it, the
+ * doors list it). It is kept in one place, the record (decision 55): the record's own state is
+ * the newest event (id = its `seq`), and each earlier one is a field `e<n>` written by the one
+ * event writer (`lua/includes/write-event.lua`) in the same step as the change; the newest
+ * 1 000 are kept. A task of the previous version may also have an event list (events 1..n, the
+ * n-th its state then) and, finished by its first change, an `e1` field: both read the same way,
+ * the list merged by id, until those tasks expire.
  */
 export class TaskLog {
   constructor(
@@ -31,35 +43,36 @@ export class TaskLog {
 
   /** Up to `count` events after `afterId` (exclusive; `undefined` = from the oldest kept). */
   async events(id: string, afterId: string | undefined, count = 100): Promise<TaskEvent[]> {
-    const key = this.keys.events(id);
-    const replies =
-      (await this.redis
-        .multi()
-        .hmget(this.keys.task(id), ...FIRST_FIELDS)
-        .llen(key)
-        .exec()) ?? [];
-    const record = (replies[0]?.[1] ?? []) as (string | null)[];
-    const length = Number(replies[1]?.[1] ?? 0);
-    const last = Number(record[0] ?? 0);
-    if (length === 0) {
-      const from = afterId === undefined ? 0 : Number(afterId);
-      return recordEvents(record)
-        .filter((e) => Number(e.id) > from)
-        .slice(0, Math.max(count, 0));
+    if (count <= 0) return [];
+    let from = afterId === undefined ? 1 : Number(afterId) + 1;
+    let read = await this.read(id, from, count);
+    if (!read) return [];
+    // Trimmed past the window asked for: read from the oldest kept instead (rare: 1 000 events).
+    const oldest = read.seq - HISTORY + 1;
+    if (from < oldest && read.legacy.length === 0) {
+      from = oldest;
+      read = await this.read(id, from, count);
+      if (!read) return [];
     }
-    const first = last - length + 1;
-    const from = Math.max(afterId === undefined ? first : Number(afterId) + 1, first);
-    if (from > last) return [];
-    const entries = await this.redis.lrange(key, from - first, from - first + count - 1);
-    return entries.map(toEvent);
+    const byId = new Map<number, TaskEvent>();
+    for (const event of read.legacy) byId.set(Number(event.id), event);
+    for (const [n, event] of read.past) byId.set(n, event);
+    if (read.current) byId.set(read.seq, read.current);
+    return [...byId.entries()]
+      .filter(([n]) => n >= from)
+      .sort(([a], [b]) => a - b)
+      .slice(0, count)
+      .map(([, event]) => event);
   }
 
-  /** The newest event of a task, or `null`. */
+  /** The newest event of a task, or `null` (gone). */
   async lastEvent(id: string): Promise<TaskEvent | null> {
+    const state = await this.redis.hmget(this.keys.task(id), ...STATE_FIELDS);
+    const current = stateEvent(state);
+    if (current || !state[1]) return current;
+    // A record an older version made without `seq`: its list's last entry.
     const entry = await this.redis.lindex(this.keys.events(id), -1);
-    if (entry) return toEvent(entry);
-    // No list: the task is as created, or finished by its first change (or gone).
-    return recordEvents(await this.redis.hmget(this.keys.task(id), ...FIRST_FIELDS)).pop() ?? null;
+    return entry ? toEvent(entry) : null;
   }
 
   /** One event by id, or `null` when it was trimmed or the task is gone. */
@@ -67,17 +80,40 @@ export class TaskLog {
     const [event] = await this.events(id, String(Number(eventId) - 1), 1);
     return event?.id === eventId ? event : null;
   }
+
+  /**
+   * One atomic read: the record's state, its event fields `e<from>` … (as many as `count`, at
+   * most the history kept), and the length of an older version's list, read whole if there is
+   * one (a task of the previous version, until it expires).
+   */
+  private async read(id: string, from: number, count: number): Promise<HistoryRead | null> {
+    const window = Array.from({ length: Math.min(count, HISTORY) }, (_, i) => from + i);
+    const replies =
+      (await this.redis
+        .multi()
+        .hmget(this.keys.task(id), ...STATE_FIELDS, ...window.map(eventField))
+        .llen(this.keys.events(id))
+        .exec()) ?? [];
+    const values = (replies[0]?.[1] ?? []) as (string | null)[];
+    if (!values[1]) return null;
+    const state = values.slice(0, STATE_FIELDS.length);
+    const past = new Map<number, TaskEvent>();
+    window.forEach((n, i) => {
+      const entry = values[STATE_FIELDS.length + i];
+      if (entry) past.set(n, toEvent(entry));
+    });
+    const listed = Number(replies[1]?.[1] ?? 0);
+    const legacy =
+      listed > 0 ? (await this.redis.lrange(this.keys.events(id), 0, -1)).map(toEvent) : [];
+    return { seq: Number(state[0] ?? 0), current: stateEvent(state), past, legacy };
+  }
 }
 
-/**
- * The events a record holds while there is no list (`FIRST_FIELDS` read together with an empty
- * list): event 1 while the record is at event 1; events 1 and 2 once a first change finished it
- * (event 1 kept in `FIELD.firstEvent`); else none (gone, or a list that should be there is not).
- */
-function recordEvents([seq, status, statusMessage, updatedAt, progress, first]: readonly (
-  string | null
-)[]): TaskEvent[] {
-  if (!status || (seq !== '1' && !(seq === '2' && first))) return [];
+/** The newest event, from the record's `STATE_FIELDS`; `null` without a status or a `seq`. */
+function stateEvent([seq, status, statusMessage, updatedAt, progress]: readonly (
+  string | null | undefined
+)[]): TaskEvent | null {
+  if (!status || !seq || seq === '0') return null;
   const event: TaskEvent = {
     id: seq,
     status: status as TaskStatus,
@@ -85,7 +121,7 @@ function recordEvents([seq, status, statusMessage, updatedAt, progress, first]: 
     updatedAt: Number(updatedAt ?? 0),
   };
   if (progress) event.progress = JSON.parse(progress) as TaskEvent['progress'];
-  return first ? [toEvent(first), event] : [event];
+  return event;
 }
 
 function toEvent(entry: string): TaskEvent {

@@ -1,0 +1,88 @@
+-- The create of one task, shared by create-task and create-many. `k` and `a` are its keys and
+-- arguments by the names create-task's header gives (create-many fills the shared ones in).
+--- @include "generated/core"
+--- @include "generated/keys"
+--- @include "includes/usage"
+--- @include "includes/once"
+--- @include "includes/fair-share"
+--- @include "includes/index-upkeep"
+
+-- A replay of an idempotency key (the same body) hands the key's task to another request: an
+-- untouched one is marked, so that the create of a request that timed out does not take it back
+-- (discard-task). Only the first replay of a task not yet changed writes.
+local function mark_replayed(task, id, existing, idem_value)
+  local sp = string.find(existing, ' ', 1, true)
+  local ours = string.find(idem_value, ' ', 1, true)
+  if not sp or not ours or string.sub(existing, sp) ~= string.sub(idem_value, ours) then return end
+  local other = string.sub(task, 1, #task - #id) .. string.sub(existing, 1, sp - 1)
+  local cur = redis.call('HMGET', other, F.seq, F.replayed)
+  if cur[1] == '1' and not cur[2] then redis.call('HSET', other, F.replayed, '1') end
+end
+
+-- Returns the reply ({'ok'}, {'ok', priority}, {'dup', value}, {'gone'}, {'full', open} or
+-- {'over', usedBytes, retryAfterMs}) and the priority made under fair share (nil otherwise).
+local function create(k, a)
+  local task, id, now, expires_at = k.task, a.id, a.now, a.expiresAt
+  if a.idemValue ~= '' then
+    local existing = redis.call('GET', k.idem)
+    if existing then
+      mark_replayed(task, id, existing, a.idemValue)
+      return {'dup', existing}
+    end
+  end
+  -- Redis refuses a script past maxmemory only at its first write, and only if that write is
+  -- one that can grow memory: so nothing before the first SET or HSET below writes (a prune
+  -- would let the record, and the job after it, in past maxmemory). Open tasks are counted
+  -- without those that expired unfinished, which the prune further down removes.
+  local fields = cjson.decode(a.fields)
+  local written = {}
+  for i = 1, #fields, 2 do written[fields[i]] = fields[i + 1] end
+  -- A schedule's tick (a task naming its schedule) is made only while the schedule exists, so
+  -- none is made once its delete has answered. Ticks are placed on the schedules' own prefix.
+  local schedule = written[F.scheduleId]
+  if schedule and redis.call('EXISTS', string.sub(task, 1, #task - #id - #TASK_INFIX) .. SCHEDULE_INFIX .. schedule) == 0 then
+    return {'gone'}
+  end
+  local limit, budget = tonumber(a.maxOpenTasks), tonumber(a.maxBytes)
+  local step, offset = tonumber(a.fairStep), tonumber(a.priorityOffset)
+  if limit > 0 then
+    local open = redis.call('ZCOUNT', k.open, '(' .. now, '+inf')
+    if open >= limit then return {'full', open} end
+  end
+  if budget > 0 then
+    -- Expired tasks give their bytes back here (at most 100 per submit).
+    usage_release_expired(k.usage, now)
+    local used = tonumber(redis.call('HGET', k.usage, '#total') or '0')
+    if used + #a.fields > budget then
+      local first = redis.call('ZRANGE', k.usage .. '-exp', 0, 0, 'WITHSCORES')
+      local wait = first[2] and math.max(1000, tonumber(first[2]) - tonumber(now)) or 1000
+      return {'over', used, wait}
+    end
+  end
+  if a.idemValue ~= '' then redis.call('SET', k.idem, a.idemValue, 'PXAT', expires_at) end
+  redis.call('HSET', task, unpack(fields))
+  redis.call('PEXPIREAT', task, expires_at)
+  redis.call('ZADD', k.index, 0, a.member)
+  if first_time('index ', k.index) then redis.call('ZREMRANGEBYLEX', k.index, a.pruneBound, '+') end
+  plan_sweep(k.index, string.sub(task, 1, #task - #id), index_expiry(k.index, expires_at, now))
+  -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
+  if first_time('prune ', k.open) then redis.call('ZREMRANGEBYSCORE', k.open, '-inf', now) end
+  redis.call('ZADD', k.open, expires_at, id)
+  if first_time('open ', k.open) then
+    redis.call('PEXPIRE', k.open, a.indexTtl)
+    -- The reconciler walks the open sets of these tenants (it drops a tenant whose set is gone).
+    redis.call('ZADD', k.openTenants, 0, written[F.tenant])
+  end
+  if budget > 0 then
+    redis.call('HSET', k.usage, id, #a.fields)
+    redis.call('HINCRBY', k.usage, '#total', #a.fields)
+    redis.call('ZADD', k.usage .. '-exp', expires_at, id)
+    redis.call('PEXPIRE', k.usage, a.indexTtl)
+    redis.call('PEXPIRE', k.usage .. '-exp', a.indexTtl)
+  end
+  if step > 0 then
+    local priority = fair_priority(k.fair, k.head, written[F.tenant], step, offset, now, string.sub(task, 1, #task - #id))
+    return {'ok', priority}, priority
+  end
+  return {'ok'}
+end

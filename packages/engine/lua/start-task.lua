@@ -1,0 +1,41 @@
+--[[
+  A worker taking a task: one round trip that checks it is still to be done (core's `start`
+  row), writes the fields given as one event (includes/write-event) and returns the record.
+
+  Input:
+    KEYS[1] task          the record
+    KEYS[2] outbox        the webhook outbox stream
+    ARGV[1] channel       the events channel prefix
+    ARGV[2] id            the task id
+  Then the fields to write, a pair per item:
+    ITEM.ARGV[1] field
+    ITEM.ARGV[2] value
+  Output:
+    {'ok', {field, value, …}}   the record as it now is (its fields of core's FIELD, no history)
+    {'missing'}                 no such task
+    {'refused', status}         the task is not to be started
+]]
+--- @include "includes/write-event"
+
+local cur = read_event(KEY.task, {})
+local status = cur[1]
+if not status then return {'missing'} end
+if not LIFECYCLE.start.from[status] then return {'refused', status} end
+local changes = {}
+for i = 1, ITEMS do
+  local item = item_args(i)
+  changes[#changes + 1] = item.field
+  changes[#changes + 1] = item.value
+end
+write_event(KEY.task, cur, changes, KEY.outbox, ARG.channel, ARG.id)
+local names = {}
+for _, field in pairs(F) do names[#names + 1] = field end
+local values = redis.call('HMGET', KEY.task, unpack(names))
+local record = {}
+for i, field in ipairs(names) do
+  if values[i] then
+    record[#record + 1] = field
+    record[#record + 1] = values[i]
+  end
+end
+return {'ok', record}

@@ -1,0 +1,8 @@
+import { ADD_KEYS, BULLMQ_ADD_LUA, SET_FAIR_PRIORITY_LUA } from '../bullmq-add.js';
+import { provideInclude } from '../lua/loader.js';
+
+// BullMQ's own add scripts (decision 39), as includes: `bullmq/add` defines
+// `bullmq_add(tag, keys, argv)` and ADD_KEYS (the keys of one add), `bullmq/set-fair-priority`
+// defines `set_fair_priority(opts, priority)`. Registered here and nowhere else.
+provideInclude('bullmq/add', () => `${BULLMQ_ADD_LUA}\nlocal ADD_KEYS = ${ADD_KEYS}\n`);
+provideInclude('bullmq/set-fair-priority', () => SET_FAIR_PRIORITY_LUA);

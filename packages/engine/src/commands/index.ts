@@ -1,0 +1,14 @@
+// Every script's typed wrapper (one per file of lua/). Internal to the engine: stores call these.
+import './bullmq-includes.js';
+export { announceShards } from './announce-shards.js';
+export { completeMany } from './complete-many.js';
+export { createMany } from './create-many.js';
+export { createTask, decodeCreate, type CreateOutcome } from './create-task.js';
+export { discardTask, type DiscardOutcome } from './discard-task.js';
+export { drainLegacyTenants } from './drain-legacy-tenants.js';
+export { dropIdleTenant } from './drop-idle-tenant.js';
+export { forgetTask } from './forget-task.js';
+export { setPush, type PushChange } from './set-push.js';
+export { startTask, type StartOutcome } from './start-task.js';
+export { tenantUsage } from './tenant-usage.js';
+export { decodeTransition, transitionTask, type TransitionOutcome } from './transition-task.js';

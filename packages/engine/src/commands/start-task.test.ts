@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { taskKeys } from '../keys.js';
+import { startTask } from './start-task.js';
+
+const redis = new Redis(inject('redisUrl'));
+afterAll(() => redis.quit());
+
+const keys = taskKeys(`test-${randomUUID()}`);
+const start = (id: string) =>
+  startTask.run(redis, {
+    keys: { task: keys.task(id), outbox: keys.outbox },
+    args: { channel: keys.eventsChannel, id },
+    items: [
+      { keys: {}, args: { field: 'msg', value: 'running' } },
+      { keys: {}, args: { field: 'started', value: '1' } },
+    ],
+  });
+
+describe('start-task', () => {
+  it('marks the task running as one event and returns its record, without its history', async () => {
+    const id = randomUUID();
+    await redis.hset(keys.task(id), {
+      status: 'working',
+      tenant: 't',
+      msg: 'queued',
+      updated: '1',
+      seq: '1',
+    });
+    const outcome = await start(id);
+    expect(outcome).toEqual({
+      kind: 'ok',
+      hash: {
+        status: 'working',
+        tenant: 't',
+        msg: 'running',
+        updated: '1',
+        seq: '2',
+        started: '1',
+      },
+    });
+    expect(await redis.hexists(keys.task(id), 'e1')).toBe(1);
+  });
+
+  it('refuses a task that is not to be started (refused, current) and answers missing when gone', async () => {
+    const id = randomUUID();
+    await redis.hset(keys.task(id), { status: 'completed', tenant: 't', seq: '2' });
+    expect(await start(id)).toEqual({ kind: 'refused', current: 'completed' });
+    expect(await redis.hget(keys.task(id), 'seq')).toBe('2');
+    expect(await start(randomUUID())).toEqual({ kind: 'missing' });
+  });
+});
