@@ -10,7 +10,7 @@ import {
 } from '@longrun/core';
 import { taskKeys, type TaskKeys } from './keys.js';
 import type { JobTypeDirectory } from './registry/job-type-directory.js';
-import { DRAIN_LEGACY_TENANTS, DROP_IDLE_TENANT } from './scripts.js';
+import { drainLegacyTenants, dropIdleTenant } from './commands/index.js';
 import { TaskQueue } from './task-queue.js';
 import { TaskStore } from './task-store.js';
 import type { TaskWorkerLogger } from './worker/job-data.js';
@@ -242,13 +242,10 @@ export class Reconciler {
 
   /** Takes `tenant` out of the set of tenants if its open set is gone (atomically: see the script). */
   private async dropIfIdle(tenant: string): Promise<void> {
-    await this.opts.connection.eval(
-      DROP_IDLE_TENANT,
-      2,
-      this.keys.openTenants,
-      this.keys.openTasks(tenant),
-      tenant,
-    );
+    await dropIdleTenant.run(this.opts.connection, {
+      keys: { tenants: this.keys.openTenants, open: this.keys.openTasks(tenant) },
+      args: { tenant },
+    });
   }
 
   /**
@@ -259,13 +256,10 @@ export class Reconciler {
    */
   private async drainLegacy(batch: number): Promise<void> {
     const redis = this.opts.connection;
-    await redis.eval(
-      DRAIN_LEGACY_TENANTS,
-      2,
-      this.keys.legacyOpenTenants,
-      this.keys.openTenants,
-      String(batch),
-    );
+    await drainLegacyTenants.run(redis, {
+      keys: { legacy: this.keys.legacyOpenTenants, tenants: this.keys.openTenants },
+      args: { batch },
+    });
     const ids = await redis.zrange(this.keys.legacyAllOpen, 0, batch - 1);
     if (ids.length === 0) return;
     const pipeline = redis.pipeline();

@@ -642,23 +642,3 @@ if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 and #new ~= #old then
 end
 return {'ok'}
 `;
-
-/**
- * KEYS: the tenants with open tasks, a tenant's open set. ARGV: the tenant.
- * Takes the tenant out of the set if its open set is gone, in one step, so that a create adding
- * a task (and the tenant) meanwhile is never undone. Returns 1 if it was taken out.
- */
-export const DROP_IDLE_TENANT = `
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-return redis.call('ZREM', KEYS[1], ARGV[1])
-`;
-
-/**
- * Moves up to ARGV[1] tenants from the plain set an older version filled (KEYS[1]) into the
- * sorted set of tenant names (KEYS[2]), in one step, so none is lost between the two.
- */
-export const DRAIN_LEGACY_TENANTS = `
-local names = redis.call('SPOP', KEYS[1], tonumber(ARGV[1]))
-for _, name in ipairs(names) do redis.call('ZADD', KEYS[2], 0, name) end
-return #names
-`;
