@@ -1,5 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { TaskKeys } from './keys.js';
+import { addSchedule } from './commands/add-schedule.js';
+import { noteScheduleError } from './commands/note-schedule-error.js';
+import { noteScheduleRun } from './commands/note-schedule-run.js';
+import { removeSchedule } from './commands/remove-schedule.js';
+import { scheduleRoom } from './commands/schedule-room.js';
+import { SCHEDULE_FIELD } from './schedule-fields.js';
 
 /** What each run of a schedule submits, and when runs are due: the create body, normalised. */
 export interface ScheduleSpec {
@@ -32,83 +38,8 @@ export interface ScheduleRecord {
   lastError?: { message: string; at: number };
 }
 
-/** The hash field naming the schedule's Idempotency-Key claim, if it was created with one. */
-const FIELD_IDEM = 'idem';
-
-/** The hash fields of a schedule (`<prefix>:schedule:<id>`). */
-const FIELD = {
-  tenant: 'tenant',
-  createdAt: 'created',
-  spec: 'spec',
-  lastRunAt: 'lastRun',
-  lastTaskId: 'lastTask',
-  lastError: 'lastError',
-} as const;
-
-/**
- * Adds a schedule unless its tenant has `max` (ARGV[1]; 0: no cap) already: the count and the
- * write in one step, so concurrent creates cannot pass the cap together; with an Idempotency-Key
- * (ARGV[4], '' for none) it is claimed in the same step, unless claimed already. Nothing is
- * written before the first SET or HSET (Redis refuses a script past maxmemory only at its first
- * write). Returns 'ok', 'full <count>' or 'dup <claim's value>'. KEYS: the tenant's index, the
- * schedule's hash, the claim (the hash again when none). ARGV: max, score, id, claim value,
- * claim ttl (ms), then the hash's fields and values.
- */
-const ADD = `
-if ARGV[4] ~= '' then
-  local existing = redis.call('GET', KEYS[3])
-  if existing then return 'dup ' .. existing end
-end
-local max = tonumber(ARGV[1])
-local count = redis.call('ZCARD', KEYS[1])
-if max > 0 and count >= max then return 'full ' .. count end
-if ARGV[4] ~= '' then
-  redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[5])
-  redis.call('HSET', KEYS[2], '${FIELD_IDEM}', KEYS[3])
-end
-redis.call('HSET', KEYS[2], unpack(ARGV, 6))
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-return 'ok'
-`;
-
-/**
- * Whether the tenant has room for another schedule, read before a create does any work (the
- * `ADD` script checks again when it writes): 'dup <claim's value>' when the Idempotency-Key
- * (KEYS[2], ARGV[2] '1') was claimed, 'full <count>' at the cap (ARGV[1]; 0: none), else 'ok'.
- */
-const ROOM = `
-if ARGV[2] == '1' then
-  local existing = redis.call('GET', KEYS[2])
-  if existing then return 'dup ' .. existing end
-end
-local max = tonumber(ARGV[1])
-local count = redis.call('ZCARD', KEYS[1])
-if max > 0 and count >= max then return 'full ' .. count end
-return 'ok'
-`;
-
-/**
- * Removes a schedule, its index entry and its Idempotency-Key's claim, in one step (a replay
- * never finds a claim whose schedule is gone). KEYS: the hash, the tenant's index. ARGV: the id.
- */
-const REMOVE = `
-local claim = redis.call('HGET', KEYS[1], '${FIELD_IDEM}')
-if claim then redis.call('DEL', claim) end
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-return 1
-`;
-
-/**
- * Notes what a tick did on a schedule that still exists (a tick racing a delete must not bring
- * the hash back). KEYS: the hash. ARGV: a field to clear ('' for none), then fields and values.
- */
-const NOTE = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if ARGV[1] ~= '' then redis.call('HDEL', KEYS[1], ARGV[1]) end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-return 1
-`;
+/** The hash fields of a schedule (`<prefix>:schedule:<id>`), named once with its scripts. */
+const FIELD = SCHEDULE_FIELD;
 
 /**
  * The schedules' Redis side: a hash per schedule and, per tenant, a sorted set of its schedule
@@ -130,16 +61,13 @@ export class ScheduleStore {
     max: number,
     claimKey?: string,
   ): Promise<{ room: true } | { room: false; count: number } | { claimed: string }> {
-    const reply = (await this.redis.eval(
-      ROOM,
-      2,
-      this.keys.schedules(tenant),
-      claimKey ?? this.keys.schedules(tenant),
-      String(max),
-      claimKey ? '1' : '0',
-    )) as string;
-    if (reply.startsWith('full ')) return { room: false, count: Number(reply.slice(5)) };
-    if (reply.startsWith('dup ')) return { claimed: reply.slice(4) };
+    const index = this.keys.schedules(tenant);
+    const reply = await scheduleRoom.run(this.redis, {
+      keys: { index, claim: claimKey ?? index },
+      args: { max, checkClaim: claimKey ? '1' : '0' },
+    });
+    if (reply.kind === 'full') return { room: false, count: reply.count };
+    if (reply.kind === 'dup') return { claimed: reply.claimed };
     return { room: true };
   }
 
@@ -154,31 +82,22 @@ export class ScheduleStore {
   ): Promise<
     { added: true } | { added: false; count: number } | { added: false; claimed: string }
   > {
-    const fields = [
-      FIELD.tenant,
-      record.tenant,
-      FIELD.createdAt,
-      String(record.createdAt),
-      FIELD.spec,
-      JSON.stringify(record.spec),
-    ];
-    const reply = (await this.redis.eval(
-      ADD,
-      3,
-      this.keys.schedules(record.tenant),
-      this.keys.schedule(record.id),
-      claim?.key ?? this.keys.schedule(record.id),
-      String(max),
-      String(record.createdAt),
-      record.id,
-      claim?.value ?? '',
-      String(claim?.ttlMs ?? 0),
-      ...fields,
-    )) as string;
-    if (reply === 'ok') return { added: true };
-    if (reply.startsWith('dup ')) return { added: false, claimed: reply.slice(4) };
-    if (reply.startsWith('full ')) return { added: false, count: Number(reply.slice(5)) };
-    throw new Error(`unexpected reply to a schedule add: ${reply}`);
+    const schedule = this.keys.schedule(record.id);
+    const reply = await addSchedule.run(this.redis, {
+      keys: { index: this.keys.schedules(record.tenant), schedule, claim: claim?.key ?? schedule },
+      args: {
+        max,
+        id: record.id,
+        tenant: record.tenant,
+        created: record.createdAt,
+        spec: JSON.stringify(record.spec),
+        claimValue: claim?.value ?? '',
+        claimTtl: claim?.ttlMs ?? 0,
+      },
+    });
+    if (reply.kind === 'ok') return { added: true };
+    if (reply.kind === 'dup') return { added: false, claimed: reply.claimed };
+    return { added: false, count: reply.count };
   }
 
   /** The schedule, or `null` when there is none of this id. */
@@ -208,27 +127,26 @@ export class ScheduleStore {
 
   /** Removes the schedule, its index entry and its Idempotency-Key's claim. */
   async remove(record: Pick<ScheduleRecord, 'id' | 'tenant'>): Promise<void> {
-    await this.redis.eval(
-      REMOVE,
-      2,
-      this.keys.schedule(record.id),
-      this.keys.schedules(record.tenant),
-      record.id,
-    );
+    await removeSchedule.run(this.redis, {
+      keys: { schedule: this.keys.schedule(record.id), index: this.keys.schedules(record.tenant) },
+      args: { id: record.id },
+    });
   }
 
   /** A tick made (or found, when redelivered) this task. No-op if the schedule is gone. */
   async noteRun(id: string, at: number, taskId: string): Promise<void> {
-    await this.note(id, FIELD.lastError, [FIELD.lastRunAt, String(at), FIELD.lastTaskId, taskId]);
+    await noteScheduleRun.run(this.redis, {
+      keys: { schedule: this.keys.schedule(id) },
+      args: { at, task: taskId },
+    });
   }
 
   /** A tick made no task, for this reason. No-op if the schedule is gone. */
   async noteError(id: string, at: number, message: string): Promise<void> {
-    await this.note(id, '', [FIELD.lastError, JSON.stringify({ message, at })]);
-  }
-
-  private async note(id: string, clear: string, fields: string[]): Promise<void> {
-    await this.redis.eval(NOTE, 1, this.keys.schedule(id), clear, ...fields);
+    await noteScheduleError.run(this.redis, {
+      keys: { schedule: this.keys.schedule(id) },
+      args: { error: JSON.stringify({ message, at }) },
+    });
   }
 }
 

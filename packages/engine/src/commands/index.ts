@@ -12,3 +12,12 @@ export { setPush, type PushChange } from './set-push.js';
 export { startTask, type StartOutcome } from './start-task.js';
 export { tenantUsage } from './tenant-usage.js';
 export { decodeTransition, transitionTask, type TransitionOutcome } from './transition-task.js';
+// Moved out of schedule-store.ts, task-messages.ts and reconciler.ts (issue 28).
+export { addSchedule } from './add-schedule.js';
+export { scheduleRoom, type ScheduleRoom } from './schedule-room.js';
+export { removeSchedule } from './remove-schedule.js';
+export { noteScheduleRun, type ScheduleNote } from './note-schedule-run.js';
+export { noteScheduleError } from './note-schedule-error.js';
+export { pushTaskMessage, type PushReply } from './push-task-message.js';
+export { shiftTaskMessage, type ShiftReply } from './shift-task-message.js';
+export { drainTaskMessages, type DrainReply } from './drain-task-messages.js';
