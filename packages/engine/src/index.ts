@@ -25,7 +25,7 @@ export * from './webhooks.js';
 export * from './completion-batch.js';
 export * from './write-coalescing.js';
 export * from './create-batch.js';
-export type { JobAdd } from './bullmq-add.js';
+export type { JobAdd } from './bullmq-adapter.js';
 export * from './registry/describe.js';
 export * from './registry/job-type-registry.js';
 export * from './registry/job-type-directory.js';

@@ -1,5 +1,5 @@
 import { FIELD as F, LIFECYCLE, TERMINAL_STATUSES } from '@longrun/core';
-import { ADD_KEYS, BULLMQ_ADD_LUA, SET_FAIR_PRIORITY_LUA } from './bullmq-add.js';
+import { ADD_KEYS, BULLMQ_ADD_LUA, SET_FAIR_PRIORITY_LUA } from './bullmq-adapter.js';
 import { taskKeys } from './keys.js';
 
 /** What follows the prefix in a task's key and in a schedule's (`<prefix>:task:<id>`, …). */

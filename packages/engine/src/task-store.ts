@@ -15,7 +15,7 @@ import {
   type TaskRecord,
   type TaskStatus,
 } from '@longrun/core';
-import type { JobAdd } from './bullmq-add.js';
+import type { JobAdd } from './bullmq-adapter.js';
 import { indexMember, indexPruneBound, taskKeys, type TaskKeys } from './keys.js';
 import { defineTaskScripts, type TaskRedis } from './task-redis.js';
 
