@@ -9,6 +9,7 @@ import {
   ADD_KEYS,
   addScriptProblems,
   BULLMQ_ADD_LUA,
+  BULLMQ_PRIORITIZED_LUA,
   BULLMQ_SCRIPTS_MODULE,
   BULLMQ_VERIFIED_VERSION,
   captureAdd,
@@ -178,7 +179,13 @@ describe(`the BullMQ adapter, verified on BullMQ ${BULLMQ_VERIFIED_VERSION}`, ()
     expect(counter(b!, 5)).toBe(counter(a!, 3) + 1);
     // The fair-share Lua (decision 53) finds a job's hash beside the prioritized set and rewrites
     // its `priority` field: BullMQ must read the priority from there.
-    const hash = keys.prioritized.slice(0, -'prioritized'.length) + 'a';
+    const [p32, hash] = (await redis.eval(
+      `${BULLMQ_PRIORITIZED_LUA}\nreturn {tostring(BULLMQ_P32), bullmq_job_key(KEYS[1], ARGV[1])}`,
+      1,
+      keys.prioritized,
+      'a',
+    )) as [string, string];
+    expect(Number(p32)).toBe(PRIORITY_SCORE_SHIFT);
     expect(hash).toBe(keys.job('a'));
     await redis.hset(hash, 'priority', '9');
     expect((await queue.getJob('a'))?.priority).toBe(9);

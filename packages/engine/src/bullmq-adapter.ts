@@ -263,3 +263,14 @@ export const PRIORITY_SCORE_SHIFT = 4294967296;
 export function prioritizedPriority(score: number | string): number {
   return Math.floor(Number(score) / PRIORITY_SCORE_SHIFT);
 }
+
+/**
+ * Lua for scripts that reorder BullMQ's prioritized set (the fair-share Lua, decision 53):
+ * `BULLMQ_P32`, the score's priority shift, and `bullmq_job_key(prioritized, id)`, a job's hash
+ * beside the set (whose `priority` field BullMQ re-adds a retried job with).
+ */
+export const BULLMQ_PRIORITIZED_LUA = `local BULLMQ_P32 = ${PRIORITY_SCORE_SHIFT}
+local function bullmq_job_key(prioritized, id)
+  return string.sub(prioritized, 1, #prioritized - #'prioritized') .. id
+end
+`;
