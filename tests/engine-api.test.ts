@@ -1,4 +1,4 @@
-// The engine's public face is named (decision 55): a door or the worker SDK gets the task API and
+// The engine's public face is named (decision 56): a door or the worker SDK gets the task API and
 // the worker runtime, never the stores, batches or scripts, which only this repository's tests
 // and benchmarks reach, through `@longrun/engine/internal`.
 import { readdirSync, readFileSync } from 'node:fs';

@@ -224,7 +224,7 @@ describe('TaskStore event list', () => {
     expect(await log.events(task.id, '1005')).toEqual([]);
     expect((await log.event(task.id, '500'))?.progress).toBe(499);
     expect(await log.event(task.id, '3')).toBeNull();
-    // The history is the record's (decision 55): no other key, and it expires with the task.
+    // The history is the record's (decision 57): no other key, and it expires with the task.
     expect(await redis.exists(store.keys.events(task.id))).toBe(0);
     expect(await redis.hexists(store.keys.task(task.id), 'e5')).toBe(0);
     expect(await redis.hexists(store.keys.task(task.id), 'e6')).toBe(1);
@@ -298,7 +298,7 @@ describe('TaskStore event 1', () => {
       expect(events[0]).toEqual(created(task));
       expect(events.map((e) => e.id)).toEqual(['1', '2']);
       expect(events[1]?.statusMessage).not.toBe(task.statusMessage);
-      // One representation (decision 55): event 1 is a field of the record, which expires with it.
+      // One representation (decision 57): event 1 is a field of the record, which expires with it.
       expect(await redis.exists(store.keys.events(task.id))).toBe(0);
       expect(await redis.hexists(store.keys.task(task.id), 'e1')).toBe(1);
     },
@@ -355,7 +355,7 @@ describe('TaskStore event 1', () => {
     expect(events[0]).toEqual(created(task));
   });
 
-  // A rolling upgrade (decision 55): what the previous version wrote is read until it expires.
+  // A rolling upgrade (decision 57): what the previous version wrote is read until it expires.
   const entry = (s: number, st: string, m: string, u: number) => JSON.stringify({ s, st, m, u });
 
   it('reads a task of the previous version: its list (events 1..n), then changes made since', async () => {

@@ -44,6 +44,8 @@ const variants = {
       ),
   },
   "Queue.add alone (standard, the proxy's add)": { raw: true },
+  // The adapter's fallback (decision 59): the create, then the job by Queue.add with its priority.
+  'fair share, create then Queue.add (fallback)': { fair: true, job: false, addAfter: true },
 };
 
 const redisInfo = await startPrivateRedis();
@@ -104,6 +106,13 @@ try {
         }
         const out = await store.createMany(items);
         if (!out.every((o) => o.created)) throw new Error(JSON.stringify(out[0]));
+        if (v.addAfter) {
+          await Promise.all(
+            items.map(({ record }, i) =>
+              jobs.enqueue(record, { name: 'echo' }, { priority: out[i].priority }),
+            ),
+          );
+        }
       }
       const after = await commandStats(redis);
       const us = (after.evalsha?.usec ?? 0) - (before.evalsha?.usec ?? 0);

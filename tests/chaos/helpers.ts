@@ -549,7 +549,7 @@ function suiteShards(prefix: string): string[] {
 
 /**
  * A task's history as `{ st, m }` (status, message) per event, read as the API reads it
- * (`TaskLog`: kept in the record since decision 55).
+ * (`TaskLog`: kept in the record since decision 57).
  */
 export async function historyOf(
   redis: Redis,

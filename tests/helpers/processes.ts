@@ -170,18 +170,22 @@ export interface ApiProcess {
 export async function startApiProcess(
   cleanups: { add(fn: () => unknown): void },
   env: Record<string, string>,
-  opts: { port?: number } = {},
+  opts: { port?: number; node?: string } = {},
 ): Promise<ApiProcess> {
   const port: number = opts.port ?? ((await freePort()) as number);
-  const { child, lines, exited } = spawnApp('api', {
-    LOG_LEVEL: 'warn',
-    HOST: '127.0.0.1',
-    // The suite measures the service, not its abuse limits: off unless a scenario sets them.
-    LONGRUN_RATE_LIMIT_RPS: '0',
-    LONGRUN_MAX_OPEN_TASKS: '0',
-    ...env,
-    PORT: String(port),
-  });
+  const { child, lines, exited } = spawnApp(
+    'api',
+    {
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      // The suite measures the service, not its abuse limits: off unless a scenario sets them.
+      LONGRUN_RATE_LIMIT_RPS: '0',
+      LONGRUN_MAX_OPEN_TASKS: '0',
+      ...env,
+      PORT: String(port),
+    },
+    opts.node ? { node: opts.node } : {},
+  );
   const api: ApiProcess = {
     child,
     url: `http://127.0.0.1:${port}`,

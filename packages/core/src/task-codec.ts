@@ -42,7 +42,7 @@ export const FIELD = {
 } as const;
 
 /**
- * A task's history is kept in its record (engine decision 55): each event before the newest is a
+ * A task's history is kept in its record (engine decision 57): each event before the newest is a
  * field `e<n>` (its id n), the newest is the record's own state. Bookkeeping, not part of
  * `TaskRecord`; the engine's `lua/includes/write-event.lua` writes them, its `TaskLog` reads them.
  */

@@ -3,7 +3,7 @@
   budget (decision 31) and, for a schedule's tick, that the schedule still exists, first. Under
   fair share (decision 33) it also makes the task's BullMQ priority. The record's fields travel
   as one JSON array, not thirty arguments (decision 21). Event 1 is the record itself: nothing
-  else is written for the history (decision 55).
+  else is written for the history (decision 57).
 
   Input:
     KEYS[1] task            the record (`<prefix>:task:<id>`)

@@ -7,7 +7,7 @@
     KEYS[1] task          the record
     KEYS[2] index         the tenant's index
     KEYS[3] idem          the idempotency key (the task key when none)
-    KEYS[4] events        the event list of an older version (decision 55), if any
+    KEYS[4] events        the event list of an older version (decision 57), if any
     KEYS[5] usage         the tenant's storage budget hash
     ARGV[1] member        the task's index entry
     ARGV[2] dropIdem      '1': delete the idempotency key

@@ -1,5 +1,5 @@
 import { encodeRecord, FIELD, type TaskRecord } from '@longrun/core';
-import type { JobAdd } from './bullmq-add.js';
+import type { JobAdd } from './bullmq-adapter.js';
 import { indexMember, type TaskKeys } from './keys.js';
 
 /** One task to create: its record, its idempotency claim, the tenant's cap (0 = none). */

@@ -1,6 +1,6 @@
 /**
  * `@longrun/engine`'s public face: what a door (HTTP, MCP, A2A), the worker SDK and the apps
- * need, by name (decision 55). Its stores, batches, scripts and key layout stay inside; this
+ * need, by name (decision 56). Its stores, batches, scripts and key layout stay inside; this
  * repository's tests and benchmarks reach them through `@longrun/engine/internal`, which makes
  * no compatibility promise.
  */

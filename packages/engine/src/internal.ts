@@ -1,7 +1,7 @@
 /**
  * `@longrun/engine/internal`: every module of the engine, for this repository's tests and
  * benchmarks. No compatibility promise: names here move or go without notice. Code outside this
- * repository, and the apps, use `@longrun/engine` (decision 55).
+ * repository, and the apps, use `@longrun/engine` (decision 56).
  */
 export * from './redis.js';
 export * from './errors.js';
@@ -30,7 +30,7 @@ export * from './webhooks.js';
 export * from './completion-batch.js';
 export * from './write-coalescing.js';
 export * from './create-batch.js';
-export type { JobAdd } from './bullmq-add.js';
+export type { JobAdd } from './bullmq-adapter.js';
 export * from './registry/describe.js';
 export * from './registry/job-type-registry.js';
 export * from './registry/job-type-directory.js';

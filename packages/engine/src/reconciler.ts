@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import {
-  FIELD,
-  repairFor,
-  TERMINAL_STATUSES,
-  type BullJobState,
-  type Repair,
-  type TaskStatus,
-} from '@longrun/core';
+import { FIELD, repairFor, type BullJobState, type Repair, type TaskStatus } from '@longrun/core';
+import { delayedDueAt, queueKeys } from './bullmq-adapter.js';
 import { taskKeys, type TaskKeys } from './keys.js';
+import { OpenTaskWalk, type Entry } from './reconciler-walk.js';
 import type { JobTypeDirectory } from './registry/job-type-directory.js';
-import { drainLegacyTenants, dropIdleTenant } from './commands/index.js';
 import { TaskQueue } from './task-queue.js';
 import { TaskStore } from './task-store.js';
 import type { TaskWorkerLogger } from './worker/job-data.js';
@@ -49,23 +43,6 @@ const CHECK_FIELDS = [
   FIELD.runAt,
 ] as const;
 
-/** Tenant names read per step of the walk. */
-const TENANT_PAGE = 100;
-
-/** Where a sweep stopped: a tenant, and the last entry of its open set it took. */
-interface WalkCursor {
-  tenant: string;
-  /** The entry's score (the task's expiry) and member (its id): the set's own order. */
-  score: number;
-  id: string;
-}
-
-/** An open-set entry to check. */
-interface Entry {
-  id: string;
-  tenant: string;
-}
-
 interface Checked {
   id: string;
   status: TaskStatus;
@@ -93,6 +70,7 @@ export class Reconciler {
   private readonly keys: TaskKeys;
   private readonly store: TaskStore;
   private readonly jobs: TaskQueue;
+  private readonly walk: OpenTaskWalk;
   private readonly token = randomUUID();
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<unknown> | undefined;
@@ -106,6 +84,7 @@ export class Reconciler {
       channelPrefix: opts.channelPrefix,
       types: opts.types,
     });
+    this.walk = new OpenTaskWalk(opts.connection, this.keys);
   }
 
   private get intervalMs(): number {
@@ -149,13 +128,8 @@ export class Reconciler {
     if (locked !== 'OK') return made;
     await this.opts.types.refresh();
     const batch = this.opts.batch ?? 500;
-    await this.drainLegacy(batch);
-    const { entries, next } = await this.walk(
-      parseCursor(await redis.get(this.keys.reconcilerCursor)),
-      batch,
-    );
-    await redis.set(this.keys.reconcilerCursor, next ? JSON.stringify(next) : '');
-    const due = await this.read(entries, now);
+    await this.walk.drainLegacy(batch);
+    const due = await this.read(await this.walk.next(batch), now);
     for (const task of due) {
       const repair = repairFor({ ...task, ...(await this.jobFacts(task)) });
       if (repair === 'none' || !(await this.repair(task, repair))) continue;
@@ -167,114 +141,6 @@ export class Reconciler {
       );
     }
     return made;
-  }
-
-  /**
-   * Up to `batch` open-set entries after `cursor`, tenant after tenant in name order (read a page
-   * of names at a time, so a sweep never reads every tenant), and where the next sweep goes on
-   * (none: the walk reached the end and starts over). A tenant whose open set is gone leaves the
-   * tenants on the way.
-   */
-  private async walk(
-    cursor: WalkCursor | undefined,
-    batch: number,
-  ): Promise<{ entries: Entry[]; next: WalkCursor | undefined }> {
-    const entries: Entry[] = [];
-    // From the cursor's own tenant, which may hold more entries after the cursor.
-    let from = cursor ? `[${cursor.tenant}` : '-';
-    for (;;) {
-      const tenants = await this.opts.connection.zrangebylex(
-        this.keys.openTenants,
-        from,
-        '+',
-        'LIMIT',
-        0,
-        TENANT_PAGE,
-      );
-      for (const tenant of tenants) {
-        const after = cursor?.tenant === tenant ? cursor : undefined;
-        const page = await this.openPage(tenant, after, batch - entries.length);
-        for (const id of page.ids) entries.push({ id, tenant });
-        if (!page.more && !after && page.ids.length === 0) await this.dropIfIdle(tenant);
-        if (entries.length >= batch) return { entries, next: page.last ?? after };
-      }
-      if (tenants.length < TENANT_PAGE) return { entries, next: undefined };
-      from = `(${tenants[tenants.length - 1]}`;
-    }
-  }
-
-  /**
-   * Up to `n` ids of `tenant`'s open set after `after` (in the set's order: by expiry, then id),
-   * the last one taken, and whether the set may hold more.
-   */
-  private async openPage(
-    tenant: string,
-    after: WalkCursor | undefined,
-    n: number,
-  ): Promise<{ ids: string[]; last: WalkCursor | undefined; more: boolean }> {
-    const key = this.keys.openTasks(tenant);
-    const ids: string[] = [];
-    let last: WalkCursor | undefined;
-    // From the cursor's score on; entries with that score up to its id were taken before.
-    for (let offset = 0; ids.length < n;) {
-      const want = n - ids.length;
-      const flat = await this.opts.connection.zrangebyscore(
-        key,
-        after ? String(after.score) : '-inf',
-        '+inf',
-        'WITHSCORES',
-        'LIMIT',
-        offset,
-        want,
-      );
-      offset += flat.length / 2;
-      for (let i = 0; i + 1 < flat.length; i += 2) {
-        const id = flat[i] as string;
-        const score = Number(flat[i + 1]);
-        if (after && score === after.score && id <= after.id) continue;
-        ids.push(id);
-        last = { tenant, score, id };
-      }
-      if (flat.length / 2 < want) return { ids, last, more: false };
-    }
-    return { ids, last, more: true };
-  }
-
-  /** Takes `tenant` out of the set of tenants if its open set is gone (atomically: see the script). */
-  private async dropIfIdle(tenant: string): Promise<void> {
-    await dropIdleTenant.run(this.opts.connection, {
-      keys: { openTenants: this.keys.openTenants, open: this.keys.openTasks(tenant) },
-      args: { tenant },
-    });
-  }
-
-  /**
-   * Moves what older versions left over to the walk: the plain set of tenants (its names join
-   * the sorted one), and the set of every open task (`legacyAllOpen`: the tenants of the open
-   * ones join, their open sets already hold them). Each leaves its old key a batch at a time;
-   * the keys are gone once empty.
-   */
-  private async drainLegacy(batch: number): Promise<void> {
-    const redis = this.opts.connection;
-    await drainLegacyTenants.run(redis, {
-      keys: { legacy: this.keys.legacyOpenTenants, openTenants: this.keys.openTenants },
-      args: { batch },
-    });
-    const ids = await redis.zrange(this.keys.legacyAllOpen, 0, batch - 1);
-    if (ids.length === 0) return;
-    const pipeline = redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.keys.task(id), FIELD.tenant, FIELD.status);
-    const replies = (await pipeline.exec()) ?? [];
-    const tenants = new Set<string>();
-    for (const [, fields] of replies) {
-      const [tenant, status] = (fields ?? []) as (string | null)[];
-      if (tenant && status && !TERMINAL_STATUSES.includes(status as TaskStatus))
-        tenants.add(tenant);
-    }
-    if (tenants.size > 0) {
-      await redis.zadd(this.keys.openTenants, ...[...tenants].flatMap((t) => [0, t]));
-    }
-    await redis.zrem(this.keys.legacyAllOpen, ...ids);
   }
 
   /** The open tasks among `entries` that have been still for longer than the grace time. */
@@ -333,8 +199,9 @@ export class Reconciler {
     const queues = this.jobs.queuesFor(task.type);
     const pipeline = this.opts.connection.pipeline();
     for (const queue of queues) {
-      pipeline.exists(queue.toKey(task.id));
-      pipeline.zscore(queue.keys.delayed ?? queue.toKey('delayed'), task.id);
+      const keys = queueKeys(queue);
+      pipeline.exists(keys.job(task.id));
+      pipeline.zscore(keys.delayed, task.id);
     }
     const replies = ((await pipeline.exec()) ?? []) as [unknown, unknown][];
     for (let i = 0; i < queues.length; i++) {
@@ -342,9 +209,7 @@ export class Reconciler {
       const score = (replies[2 * i + 1]?.[1] ?? null) as string | null;
       if (!exists) continue;
       if (score === null) return { jobState: 'waiting', parked: false };
-      // BullMQ scores a delayed job by its due time × 0x1000 (plus a counter).
-      const dueAt = Math.floor(Number(score) / 0x1000);
-      return { jobState: 'delayed', parked: dueAt >= task.createdAt + task.ttlMs };
+      return { jobState: 'delayed', parked: delayedDueAt(score) >= task.createdAt + task.ttlMs };
     }
     return { jobState: 'unknown', parked: false };
   }
@@ -367,18 +232,4 @@ export class Reconciler {
     });
     return done.ok;
   }
-}
-
-/** The saved cursor, or none (the start) when there is none or it is an older version's. */
-function parseCursor(saved: string | null): WalkCursor | undefined {
-  if (!saved) return undefined;
-  try {
-    const c = JSON.parse(saved) as Partial<WalkCursor>;
-    if (typeof c.tenant === 'string' && typeof c.score === 'number' && typeof c.id === 'string') {
-      return { tenant: c.tenant, score: c.score, id: c.id };
-    }
-  } catch {
-    // an id, as the walk over the set of every open task saved it
-  }
-  return undefined;
 }

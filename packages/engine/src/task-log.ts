@@ -28,7 +28,7 @@ interface HistoryRead {
 
 /**
  * A task's history, as every reader sees it (SSE streams replay it, webhooks deliver it, the
- * doors list it). It is kept in one place, the record (decision 55): the record's own state is
+ * doors list it). It is kept in one place, the record (decision 57): the record's own state is
  * the newest event (id = its `seq`), and each earlier one is a field `e<n>` written by the one
  * event writer (`lua/includes/write-event.lua`) in the same step as the change; the newest
  * 1 000 are kept. A task of the previous version may also have an event list (events 1..n, the

@@ -1,10 +1,18 @@
-import { Job, Queue, type JobsOptions } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { TaskRecord } from '@longrun/core';
-import { captureAdd, FAIR_PRIORITY_PLACEHOLDER, type JobAdd } from './bullmq-add.js';
+import { captureAdd, FAIR_PRIORITY_PLACEHOLDER, queueKeys, type JobAdd } from './bullmq-adapter.js';
 import { classifyRedisError, guard } from './errors.js';
 import { QUEUE_NAME, queueNameFor, taskKeys, WEBHOOK_QUEUE_NAME } from './keys.js';
-import type { TaskJobData } from './worker/job-data.js';
+import {
+  jobData,
+  jobOptions,
+  type EnqueueOptions,
+  type JobPlacement,
+  type JobPlacements,
+  type JobRecord,
+} from './task-job.js';
+
+export type { EnqueueOptions, JobPlacement, JobPlacements, JobRecord } from './task-job.js';
 
 export interface TaskQueueOptions {
   /** A producer connection (see `createRedis`); shared by BullMQ and the task store. */
@@ -19,80 +27,6 @@ export interface TaskQueueOptions {
   types?: JobPlacements;
 }
 
-/** Where and how a job type's jobs run: what `TaskQueue` needs of a job type. */
-export interface JobPlacement {
-  name: string;
-  /** The queue it names (`tasks-<queue>`); none: a queue of its own (`tasks.<name>`). */
-  queue?: string | undefined;
-  /** The BullMQ queue its workers announced (the registry's); wins over the two above. */
-  queueName?: string | undefined;
-  /**
-   * Every registered version (the registry's), whose queues may still hold the type's jobs
-   * (a rolling deploy, or jobs an older version placed).
-   */
-  versions?: readonly {
-    name: string;
-    queue?: string | undefined;
-    queueName?: string | undefined;
-  }[];
-  attempts?: number | undefined;
-  backoffMs?: number | undefined;
-}
-
-/** Job types by name (a `JobCatalog` is one; so is the registry's `JobTypeDirectory`). */
-export interface JobPlacements {
-  get(name: string): JobPlacement | undefined;
-  values(): Iterable<JobPlacement>;
-}
-
-/** Options of one submit that reach BullMQ. */
-export interface EnqueueOptions {
-  /** BullMQ priority: 1 is the highest; unset runs in arrival order, before prioritized jobs. */
-  priority?: number;
-  /** Carried in the job data so the worker's log lines can name the request that made the task. */
-  requestId?: string;
-  /**
-   * The run needs more than the input (answers to its input requests): leave the input out of
-   * the job, so the worker reads the record.
-   */
-  readRecord?: boolean;
-}
-
-/** The job's data: the worker's first run reads nothing else (see TaskWorker). */
-function jobData(record: JobRecord, opts: EnqueueOptions): TaskJobData {
-  return {
-    tenant: record.tenant,
-    ...(opts.requestId ? { requestId: opts.requestId } : {}),
-    ...(opts.readRecord || !record.input
-      ? {}
-      : { input: record.input, expiresAt: record.createdAt + record.ttlMs }),
-    ...(record.timeoutMs ? { timeoutMs: record.timeoutMs } : {}),
-  };
-}
-
-function jobOptions(
-  record: JobRecord,
-  definition: JobPlacement,
-  opts: EnqueueOptions,
-): JobsOptions & { jobId: string } {
-  const attempts = definition.attempts ?? 1;
-  const priority = opts.priority ?? record.priority;
-  // A delayed task's job waits in BullMQ's delayed set until its time (re-added ones too).
-  const delay = record.runAt ? record.runAt - Date.now() : 0;
-  return {
-    jobId: record.id,
-    ...(priority ? { priority } : {}),
-    ...(delay > 0 ? { delay } : {}),
-    attempts,
-    ...(attempts > 1
-      ? { backoff: { type: 'exponential', delay: definition.backoffMs ?? 1000 } }
-      : {}),
-    // The task record keeps the outcome; finished BullMQ jobs would only double the memory.
-    removeOnComplete: true,
-    removeOnFail: true,
-  };
-}
-
 /** Job counts per BullMQ state, as `longrun_queue_jobs` exports them. */
 export const QUEUE_STATES = [
   'waiting',
@@ -105,15 +39,6 @@ export const QUEUE_STATES = [
 ] as const;
 
 export type QueueCounts = Record<(typeof QUEUE_STATES)[number], number>;
-
-/** What a job is made from: the record's identity, input, expiry and priority. */
-export type JobRecord = Pick<TaskRecord, 'id' | 'tenant' | 'createdAt' | 'ttlMs'> & {
-  /** Without it the job makes its run read the record. */
-  input?: TaskRecord['input'] | undefined;
-  priority?: number | undefined;
-  runAt?: number | undefined;
-  timeoutMs?: number | undefined;
-};
 
 /** How a parked job was woken: promoted, or added again because it could not be. */
 export type WakeOutcome = 'woken' | 'requeued';
@@ -223,7 +148,7 @@ export class TaskQueue {
 
   /**
    * The add `enqueue` would send, built and not sent, for the create script to run once the
-   * record is stored (see bullmq-add.ts); `undefined` when the job must be added by `enqueue`.
+   * record is stored (see bullmq-adapter.ts); `undefined` when the job must be added by `enqueue`.
    * With `fairShare` the job is prioritized, its priority set by the create.
    */
   prepare(
@@ -266,7 +191,7 @@ export class TaskQueue {
         return 'woken';
       } catch {
         if (WILL_RUN.has(await job.getState())) return 'woken';
-        await job.remove().catch(() => this.connection.del(queue.toKey(record.id)));
+        await job.remove().catch(() => this.connection.del(queueKeys(queue).job(record.id)));
       }
     }
     await this.enqueue(record, definition, { readRecord: true });

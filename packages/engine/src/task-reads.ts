@@ -10,7 +10,7 @@ import {
 } from '@longrun/core';
 import type { TaskKeys } from './keys.js';
 
-/** The record's own fields (its history aside, decision 55): what `get` reads. */
+/** The record's own fields (its history aside, decision 57): what `get` reads. */
 const RECORD_FIELDS = Object.values(FIELD);
 
 /**

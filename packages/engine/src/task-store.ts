@@ -47,7 +47,7 @@ function pairs(flat: readonly string[]): FieldItem[] {
 
 /**
  * longrun's task records in Redis (the reads are `TaskReads`'): one hash per task (expiring with the task's ttl, its layout
- * owned by core's codec, its history in it: decision 55), one sorted set per tenant for listing,
+ * owned by core's codec, its history in it: decision 57), one sorted set per tenant for listing,
  * one key per idempotency key. Every change is a lifecycle event (`transition`), guarded by the
  * event's row. A poll is one `HMGET` (`peek`). Each write is a script of `lua/`, called through
  * its typed wrapper (`src/commands/`).

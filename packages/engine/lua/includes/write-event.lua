@@ -1,4 +1,4 @@
--- The one place an event is written (decision 55). A task's history lives in its record: the
+-- The one place an event is written (decision 57). A task's history lives in its record: the
 -- record's own state is its newest event (id `seq`), and each earlier one is a field
 -- EVENT_FIELD(n) holding {s = n, st = status, m = message, u = updatedAt, p = progress}, as
 -- JSON. A change therefore writes one field more, the state it replaces, in the same HSET as the

@@ -1,4 +1,4 @@
-import { ADD_KEYS, BULLMQ_ADD_LUA, SET_FAIR_PRIORITY_LUA } from '../bullmq-add.js';
+import { ADD_KEYS, BULLMQ_ADD_LUA, SET_FAIR_PRIORITY_LUA } from '../bullmq-adapter.js';
 import { provideInclude } from '../lua/loader.js';
 
 // BullMQ's own add scripts (decision 39), as includes: `bullmq/add` defines

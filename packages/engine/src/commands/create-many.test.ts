@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { TaskRecord } from '@longrun/core';
-import { captureAdd } from '../bullmq-add.js';
+import { captureAdd } from '../bullmq-adapter.js';
 import { createItem, type CreateItem } from '../create-args.js';
 import { indexPruneBound, taskKeys } from '../keys.js';
 import { createMany } from './create-many.js';
@@ -27,7 +27,11 @@ function run(keys: ReturnType<typeof taskKeys>, items: CreateItem[]) {
   const restKeys: string[] = [];
   return createMany.run(redis, {
     keys: { openTenants: keys.openTenants },
-    args: { now: Date.now(), pruneBound: indexPruneBound(Date.now() - 86_400_000), indexTtl: 120_000 },
+    args: {
+      now: Date.now(),
+      pruneBound: indexPruneBound(Date.now() - 86_400_000),
+      indexTtl: 120_000,
+    },
     items: items.map((item) => {
       const made = createItem(keys, item);
       const job = item.job;

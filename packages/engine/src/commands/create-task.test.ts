@@ -24,7 +24,12 @@ function create(keys: ReturnType<typeof taskKeys>, item: CreateItem, now = Date.
   const made = createItem(keys, item);
   return createTask.run(redis, {
     keys: { ...made.keys, openTenants: keys.openTenants },
-    args: { ...made.args, now, pruneBound: indexPruneBound(Date.now() - 86_400_000), indexTtl: 120_000 },
+    args: {
+      ...made.args,
+      now,
+      pruneBound: indexPruneBound(Date.now() - 86_400_000),
+      indexTtl: 120_000,
+    },
   });
 }
 

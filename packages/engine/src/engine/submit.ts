@@ -1,37 +1,19 @@
-import { createHash } from 'node:crypto';
-import {
-  createJobRequestSchema,
-  fieldErrors,
-  LIFECYCLE,
-  toHandle,
-  type A2APushTarget,
-  type CreateJobRequest,
-  type TaskRecord,
-} from '@longrun/core';
+import { toHandle, type CreateJobRequest, type TaskRecord } from '@longrun/core';
+import { queueKeys } from '../bullmq-adapter.js';
 import { CreateBatch } from '../create-batch.js';
-import { newTaskId } from '../shards.js';
-import { stableJson } from '../stable-json.js';
 import type { RegisteredJobType } from '../registry/job-type-registry.js';
-import type { JobTypeDirectory } from '../registry/job-type-directory.js';
 import type { TaskQueue } from '../task-queue.js';
 import type { CreateOutcome, FairTag, TaskStore } from '../task-store.js';
-import type { WebhookTargetPolicy } from '../webhook-target.js';
+import type { SubmitOutcome, TickOutcome } from './outcomes.js';
+import { SubmitRequest, type Idempotency, type RequestDeps } from './submit-request.js';
 import type { FaultHooks } from '../fault-hooks.js';
-import { invalid, type SubmitOutcome, type TickOutcome } from './outcomes.js';
-import { pushTarget } from './push-config.js';
-import { unknownJobType } from './unknown-type.js';
 
-export interface SubmitDeps {
-  /** The shard this submitter places tasks on (its index goes into each task id). */
-  shard?: number | undefined;
+export { SCHEDULED } from './submit-request.js';
+
+export interface SubmitDeps extends Omit<RequestDeps, 'keys'> {
   store: TaskStore;
   jobs: TaskQueue;
-  /** The registered job types: their input schemas, queues and attempts. */
-  types: JobTypeDirectory;
-  webhookPolicy: WebhookTargetPolicy;
   pollIntervalMs: number;
-  defaultTtlMs: number;
-  maxTtlMs: number;
   maxOpenTasks: number;
   /** See `TaskEngineOptions.tenantMaxBytes`. */
   tenantMaxBytes?: number | undefined;
@@ -76,8 +58,6 @@ export interface TickOptions extends SubmitOptions {
   idempotencyKey: string;
 }
 
-type Idempotency = { key: string; value: string };
-
 /**
  * At most this many creates per script call. With its job, a create costs Redis about 35 µs: a
  * call of 100 would hold Redis for milliseconds while the API, waiting for all of its answers,
@@ -92,12 +72,13 @@ const CREATES_PER_CALL = 16;
  * never arrived (a crash between the two writes) is the reconciler's to repair.
  */
 export class Submitter {
-  private readonly schema: ReturnType<typeof createJobRequestSchema>;
+  /** Reads the request: shape, input, timing, the record and idempotency claim. */
+  private readonly request: SubmitRequest;
   /** The creates of one event-loop turn go to Redis as one script call (decision 21). */
   private readonly creates: CreateBatch;
 
   constructor(private readonly deps: SubmitDeps) {
-    this.schema = createJobRequestSchema(deps.maxTtlMs);
+    this.request = new SubmitRequest({ ...deps, keys: deps.store.keys });
     this.creates = new CreateBatch(deps.store, CREATES_PER_CALL);
   }
 
@@ -110,31 +91,32 @@ export class Submitter {
     body: unknown,
     opts: SubmitOptions & { scheduleId?: string } = {},
   ): Promise<TickOutcome> {
-    const request = this.parse(body);
+    const read = this.request;
+    const request = read.parse(body);
     if ('kind' in request) return request;
-    const push = this.parsePush(request, opts.pushConfig);
+    const push = read.parsePush(request, opts.pushConfig);
     if (push && 'kind' in push) return push;
     // A type not known here may have just been registered: only then is the registry re-read.
-    const definition = this.checkInput(
+    const definition = read.checkInput(
       request,
       this.deps.types.get(request.type) ??
         (await this.deps.redis(() => this.deps.types.resolve(request.type))),
     );
     if ('kind' in definition) return definition;
-    const timing = this.checkTiming(request, definition);
+    const timing = read.checkTiming(request, definition);
     if (timing) return timing;
-    const record = this.newRecord(tenant, request, definition);
+    const record = read.newRecord(tenant, request, definition);
     if (opts.scheduleId) record.scheduleId = opts.scheduleId;
     if (push) record.callback = { ...push, id: push.id || record.id };
     const idempotency = opts.idempotencyKey
-      ? this.claim(tenant, record.id, opts.idempotencyKey, request, push)
+      ? read.claim(tenant, record.id, opts.idempotencyKey, request, push)
       : undefined;
     const enqueue = { priority: request.priority, requestId: opts.requestId };
     const maxBytes = opts.caps?.maxBytes ?? this.deps.tenantMaxBytes ?? 0;
     const maxOpenTasks = opts.caps?.maxOpenTasks ?? this.deps.maxOpenTasks;
     const fair = this.fairTag(tenant, request, definition);
     // The job goes with the record, in the create's own script, unless it cannot (see
-    // bullmq-add.ts) or a test stops the API between the two.
+    // bullmq-adapter.ts) or a test stops the API between the two.
     const job = this.deps.faults?.afterCreate
       ? undefined
       : this.deps.jobs.prepare(record, definition, { ...enqueue, fairShare: Boolean(fair) });
@@ -194,119 +176,6 @@ export class Submitter {
     return { kind: 'created', task: toHandle(record, this.deps.pollIntervalMs) };
   }
 
-  /** The request's shape and its callback. */
-  private parse(body: unknown): CreateJobRequest | SubmitOutcome {
-    const parsed = this.schema.safeParse(body);
-    if (!parsed.success)
-      return invalid(400, 'The request body is invalid', fieldErrors(parsed.error));
-    const request = parsed.data;
-    const refused = request.callback
-      ? this.deps.webhookPolicy.refuseUrl(request.callback.url)
-      : null;
-    if (refused) {
-      return invalid(400, 'The callback URL is not allowed', [
-        { path: 'callback.url', message: `${refused} (see LONGRUN_WEBHOOK_ALLOW)` },
-      ]);
-    }
-    return request;
-  }
-
-  /** The push notification config a submit was given, if any: one target per task. */
-  private parsePush(
-    request: CreateJobRequest,
-    config: unknown,
-  ): A2APushTarget | SubmitOutcome | undefined {
-    if (config === undefined) return undefined;
-    if (request.callback) {
-      return invalid(400, 'The request body is invalid', [
-        {
-          path: 'callback',
-          message: 'a task takes a callback or a push notification config, not both',
-        },
-      ]);
-    }
-    // The id is the task's unless given; the task has no id yet.
-    return pushTarget(config, '', this.deps.webhookPolicy, 'pushNotificationConfig');
-  }
-
-  /** The type must be registered and the input must match its (validating version's) schema. */
-  private checkInput(
-    request: CreateJobRequest,
-    definition: RegisteredJobType | undefined,
-  ): RegisteredJobType | SubmitOutcome {
-    if (!definition) {
-      return unknownJobType(request.type, this.deps.types.names);
-    }
-    const errors = this.deps.types.validate(definition, request.input);
-    if (errors.length > 0) {
-      return invalid(422, `The input does not match job type "${request.type}"`, errors);
-    }
-    return definition;
-  }
-
-  /** A delayed start within the ttl, given one way; a timeout within the type's. */
-  private checkTiming(
-    request: CreateJobRequest,
-    definition: RegisteredJobType,
-  ): SubmitOutcome | null {
-    const problems: { path: string; message: string }[] = [];
-    if (request.delayMs !== undefined && request.runAt !== undefined) {
-      problems.push({ path: 'runAt', message: 'give delayMs or runAt, not both' });
-    }
-    const ttlMs = request.ttlMs ?? this.deps.defaultTtlMs;
-    const startIn =
-      request.runAt !== undefined ? Date.parse(request.runAt) - Date.now() : (request.delayMs ?? 0);
-    if (startIn >= ttlMs) {
-      problems.push({
-        path: request.runAt !== undefined ? 'runAt' : 'delayMs',
-        message: `the task would start after it expires (its ttl is ${ttlMs} ms)`,
-      });
-    }
-    if (request.timeoutMs !== undefined && definition.timeoutMs !== undefined) {
-      if (request.timeoutMs > definition.timeoutMs) {
-        problems.push({
-          path: 'timeoutMs',
-          message: `must not exceed job type "${definition.name}"'s own timeout of ${definition.timeoutMs} ms`,
-        });
-      }
-    }
-    return problems.length > 0 ? invalid(400, 'The request body is invalid', problems) : null;
-  }
-
-  private newRecord(
-    tenant: string,
-    request: CreateJobRequest,
-    definition: RegisteredJobType,
-  ): TaskRecord {
-    const now = Date.now();
-    const runAt =
-      request.runAt !== undefined
-        ? Date.parse(request.runAt)
-        : request.delayMs
-          ? now + request.delayMs
-          : undefined;
-    const later = runAt !== undefined && runAt > now;
-    return {
-      id: newTaskId(this.deps.shard ?? 0),
-      tenant,
-      type: request.type,
-      status: LIFECYCLE.submit.to,
-      // Accepted all the same: the work queues up until a worker of the type starts.
-      statusMessage: later ? SCHEDULED : queuedMessage(definition),
-      createdAt: now,
-      updatedAt: now,
-      ttlMs: request.ttlMs ?? this.deps.defaultTtlMs,
-      input: request.input,
-      cancelRequested: false,
-      awaitingInput: false,
-      inputs: [],
-      ...(request.callback ? { callback: request.callback } : {}),
-      ...(request.priority ? { priority: request.priority } : {}),
-      ...(later ? { runAt } : {}),
-      ...(request.timeoutMs ? { timeoutMs: request.timeoutMs } : {}),
-    };
-  }
-
   /**
    * Where the task's turn comes from under fair share: its queue's tags, the tenant's step, and
    * its own `priority` as an offset (priority 3 runs two turns after the tenant's next).
@@ -321,39 +190,9 @@ export class Submitter {
     const queue = this.deps.jobs.queueFor(definition.name);
     return {
       key: this.deps.store.keys.fairShare(queue.name),
-      head: queue.toKey('prioritized'),
+      head: queueKeys(queue).prioritized,
       step: 1 / (fair?.weights?.get(tenant) ?? 1),
       offset: (request.priority ?? 1) - 1,
-    };
-  }
-
-  /** The idempotency key's claim: the task it names and the fingerprint of the body. */
-  private claim(
-    tenant: string,
-    id: string,
-    key: string,
-    request: CreateJobRequest,
-    push?: A2APushTarget,
-  ): Idempotency {
-    const { type, input, ttlMs, callback, priority, delayMs, runAt, timeoutMs } = request;
-    const bodyHash = sha256(
-      stableJson({
-        type,
-        input,
-        ttlMs: ttlMs ?? null,
-        callback: callback ?? null,
-        priority: priority ?? null,
-        // Only when given, so the fingerprint of a body without them is what it always was.
-        ...(delayMs !== undefined ? { delayMs } : {}),
-        ...(runAt !== undefined ? { runAt } : {}),
-        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-        // As given (its id empty unless named), so a retried start matches its first.
-        ...(push ? { push } : {}),
-      }),
-    );
-    return {
-      key: this.deps.store.keys.idempotency(tenant, sha256(key)),
-      value: `${id} ${bodyHash}`,
     };
   }
 
@@ -427,25 +266,4 @@ export class Submitter {
       })
       .catch(() => false);
   }
-}
-
-/**
- * A new task's `statusMessage`: queued, and what it waits for besides its turn when that is known
- * now (no worker serves its type). A type's rate limit is not mentioned: whether it holds this
- * task back is decided when a worker takes it, so at submit time "rate-limited" would not be true
- * (the limit is listed with the type, `GET /v1/job-types`).
- */
-function queuedMessage(definition: RegisteredJobType): string {
-  const queued = LIFECYCLE.submit.statusMessage;
-  if (definition.workers === 0) {
-    return `${queued}: waiting for a worker that serves "${definition.name}" (none is running)`;
-  }
-  return queued;
-}
-
-/** A delayed task's `statusMessage` until it starts. */
-export const SCHEDULED = 'scheduled';
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }

@@ -10,7 +10,7 @@ const set = (names: readonly string[]) => `{${names.map((n) => `[${str(n)}] = tr
 /**
  * The include `generated/core`: the record's field names (`F.status`, `F.statusMessage`, …), the
  * terminal statuses (`TERMINAL[st]`) and the lifecycle table (`LIFECYCLE.answer.from[st]`,
- * `.to`, `.message`) and the field of a past event (`EVENT_FIELD(n)`, decision 55), built from
+ * `.to`, `.message`) and the field of a past event (`EVENT_FIELD(n)`, decision 57), built from
  * core's `FIELD`, `TERMINAL_STATUSES`, `LIFECYCLE` and `EVENT_FIELD_PREFIX` when a
  * script is first loaded, so that they stay defined once, in TypeScript.
  */

@@ -1,0 +1,261 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { Queue, type JobsOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import {
+  ADD_IN_CREATE,
+  ADD_KEYS,
+  addScriptProblems,
+  BULLMQ_ADD_LUA,
+  BULLMQ_PRIORITIZED_LUA,
+  BULLMQ_SCRIPTS_MODULE,
+  BULLMQ_VERIFIED_VERSION,
+  captureAdd,
+  delayedDueAt,
+  FAIR_PLACEHOLDER_BYTES,
+  FAIR_PRIORITY_PLACEHOLDER,
+  installedBullmqVersion,
+  PRIORITY_SCORE_SHIFT,
+  prioritizedPriority,
+  queueKeys,
+  SET_FAIR_PRIORITY_LUA,
+  type JobAdd,
+} from '../packages/engine/src/bullmq-adapter.js';
+import { httpClient, waitFor } from './helpers/http.js';
+import { startApiProcess } from './helpers/processes.js';
+import { API_KEYS, KEY_A, registerTypes, startWorker, uniquePrefix } from './helpers/service.js';
+
+// Pinned to the installed BullMQ (decision 59): everything of BullMQ's internals the engine relies
+// on goes through packages/engine/src/bullmq-adapter.ts, and each thing it relies on is checked
+// here against real Redis. Upgrading BullMQ must make this file fail first, naming what to
+// re-check (its first test fails on any other version): then re-run the rest, fix the adapter,
+// and record the new version in `BULLMQ_VERIFIED_VERSION`.
+
+const root = resolve(import.meta.dirname, '..');
+const requireEngine = createRequire(resolve(root, 'packages/engine/package.json'));
+const redis = new Redis(inject('redisUrl'));
+const queues: Queue[] = [];
+const cleanup: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const done of cleanup.reverse()) await done().catch(() => undefined);
+  await Promise.all(queues.map((q) => q.close()));
+  await redis.quit();
+});
+
+function newQueue(): Queue {
+  const queue = new Queue('tasks.echo', { connection: redis, prefix: uniquePrefix() });
+  queue.on('error', () => undefined);
+  queues.push(queue);
+  return queue;
+}
+
+/** Runs a captured add as the create script does: BullMQ's add script, in Redis. */
+async function runAdd(add: JobAdd, fairPriority?: number): Promise<unknown> {
+  const opts =
+    fairPriority === undefined ? 'ARGV[4]' : 'set_fair_priority(ARGV[4], tonumber(ARGV[5]))';
+  const lua = `${BULLMQ_ADD_LUA}\n${SET_FAIR_PRIORITY_LUA}\nreturn bullmq_add(ARGV[1], KEYS, {ARGV[2], ARGV[3], ${opts}})`;
+  const extra = fairPriority === undefined ? [] : [String(fairPriority)];
+  return redis.eval(lua, ADD_KEYS, ...add.keys, add.tag, ...add.args, ...extra);
+}
+
+const jobOpts = (id: string, more: JobsOptions = {}): JobsOptions & { jobId: string } => ({
+  jobId: id,
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: true,
+  removeOnFail: true,
+  ...more,
+});
+
+describe(`the BullMQ adapter, verified on BullMQ ${BULLMQ_VERIFIED_VERSION}`, () => {
+  it('runs on the BullMQ version it was verified against', () => {
+    const pkg = JSON.parse(readFileSync(requireEngine.resolve('bullmq/package.json'), 'utf8')) as {
+      version: string;
+    };
+    const pinned = (
+      JSON.parse(readFileSync(resolve(root, 'packages/engine/package.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+      }
+    ).dependencies.bullmq;
+    const upgrade =
+      `BullMQ changed: installed ${pkg.version}, engine pins ${String(pinned)}, the adapter ` +
+      `(packages/engine/src/bullmq-adapter.ts) was verified on ${BULLMQ_VERIFIED_VERSION}. ` +
+      'Run the rest of this file, fix what fails, then set BULLMQ_VERIFIED_VERSION.';
+    expect(installedBullmqVersion(), upgrade).toBe(pkg.version);
+    expect(pkg.version, upgrade).toBe(BULLMQ_VERIFIED_VERSION);
+    expect(pinned, upgrade).toBe(BULLMQ_VERIFIED_VERSION);
+  });
+
+  it(`finds each add script in ${BULLMQ_SCRIPTS_MODULE}, with at most ADD_KEYS keys`, () => {
+    const all = requireEngine(BULLMQ_SCRIPTS_MODULE) as Record<string, unknown>;
+    const problems = addScriptProblems(all);
+    expect(problems, `BullMQ's add scripts changed: ${problems.join('; ')}`).toEqual([]);
+    expect(ADD_IN_CREATE).toBe(true);
+    expect(BULLMQ_ADD_LUA).toContain('local function bullmq_add(');
+    // The guard itself can refuse: a missing script, one taking too many keys.
+    const { addDelayedJob: _gone, ...withoutDelayed } = all;
+    expect(addScriptProblems(withoutDelayed)).toEqual([
+      `addDelayedJob: not in ${BULLMQ_SCRIPTS_MODULE}`,
+    ]);
+    const wider = { ...all, addStandardJob: { name: 'addStandardJob', content: 'x', keys: 10 } };
+    expect(addScriptProblems(wider)).toEqual([
+      `addStandardJob: takes 10 keys, more than ADD_KEYS (${ADD_KEYS})`,
+    ]);
+  });
+
+  it('captures a standard, prioritized and delayed add that Queue.getJob reads back', async () => {
+    const cases = [
+      { tag: 's', more: {}, state: 'waiting' },
+      { tag: 'p', more: { priority: 4 }, state: 'prioritized' },
+      { tag: 'd', more: { delay: 60_000 }, state: 'delayed' },
+    ] as const;
+    for (const { tag, more, state } of cases) {
+      const queue = newQueue();
+      const id = `job-${tag}`;
+      const data = { tenant: 't', input: { n: 7, text: 'ü' } };
+      const add = captureAdd(queue, 'echo', data, jobOpts(id, more));
+      expect(add?.tag, `Job.addJob no longer sends one add command for a ${state} job`).toBe(tag);
+      expect(add!.keys).toHaveLength(ADD_KEYS);
+      expect(await runAdd(add!)).toBe(id);
+      const job = await queue.getJob(id);
+      expect(job?.name).toBe('echo');
+      expect(job?.data).toEqual(data);
+      expect(job?.opts).toMatchObject({
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 500 },
+        removeOnComplete: true,
+        removeOnFail: true,
+        ...more,
+      });
+      expect(await queue.getJobState(id)).toBe(state);
+    }
+  });
+
+  it('finds the fair placeholder in packed options and patches it in place to what getJob reports', async () => {
+    const queue = newQueue();
+    const add = captureAdd(
+      queue,
+      'echo',
+      {},
+      jobOpts('fair', { priority: FAIR_PRIORITY_PLACEHOLDER }),
+    );
+    const packed = Buffer.from(add!.args[2]);
+    const at = packed.indexOf(FAIR_PLACEHOLDER_BYTES);
+    expect(
+      at,
+      'BullMQ no longer packs the priority as msgpack uint32 (0xce)',
+    ).toBeGreaterThanOrEqual(0);
+    // In place: the same bytes but the four of the priority (70 000 = 0x00011170).
+    const patched = await redis.callBuffer(
+      'EVAL',
+      `${SET_FAIR_PRIORITY_LUA}\nreturn set_fair_priority(ARGV[1], tonumber(ARGV[2]))`,
+      0,
+      packed,
+      '70000',
+    );
+    const expected = Buffer.from(packed);
+    expected.set([0x00, 0x01, 0x11, 0x70], at + FAIR_PLACEHOLDER_BYTES.length - 4);
+    expect(Buffer.compare(patched as Buffer, expected)).toBe(0);
+    expect(await runAdd(add!, 70_000)).toBe('fair');
+    const job = await queue.getJob('fair');
+    expect(job?.priority).toBe(70_000);
+    expect(job?.opts.priority).toBe(70_000);
+    expect(await queue.getJobState('fair')).toBe('prioritized');
+  });
+
+  it("scores a prioritized job priority × 2^32 + a counter, and keeps its priority in the job's hash", async () => {
+    const queue = newQueue();
+    const keys = queueKeys(queue);
+    await queue.add('echo', {}, { jobId: 'a', priority: 3 });
+    await queue.add('echo', {}, { jobId: 'b', priority: 5 });
+    const [a, b] = await Promise.all(['a', 'b'].map((id) => redis.zscore(keys.prioritized, id)));
+    expect(PRIORITY_SCORE_SHIFT).toBe(2 ** 32);
+    expect(prioritizedPriority(a!)).toBe(3);
+    expect(prioritizedPriority(b!)).toBe(5);
+    const counter = (score: string, p: number) => Number(score) - p * PRIORITY_SCORE_SHIFT;
+    expect(counter(a!, 3)).toBeGreaterThanOrEqual(1);
+    expect(counter(b!, 5)).toBe(counter(a!, 3) + 1);
+    // The fair-share Lua (decision 53) finds a job's hash beside the prioritized set and rewrites
+    // its `priority` field: BullMQ must read the priority from there.
+    const [p32, hash] = (await redis.eval(
+      `${BULLMQ_PRIORITIZED_LUA}\nreturn {tostring(BULLMQ_P32), bullmq_job_key(KEYS[1], ARGV[1])}`,
+      1,
+      keys.prioritized,
+      'a',
+    )) as [string, string];
+    expect(Number(p32)).toBe(PRIORITY_SCORE_SHIFT);
+    expect(hash).toBe(keys.job('a'));
+    await redis.hset(hash, 'priority', '9');
+    expect((await queue.getJob('a'))?.priority).toBe(9);
+  });
+
+  it('scores a delayed job by its due time, which delayedDueAt decodes', async () => {
+    const queue = newQueue();
+    const job = await queue.add('echo', {}, { jobId: 'later', delay: 45_000 });
+    const score = await redis.zscore(queueKeys(queue).delayed, 'later');
+    expect(score, 'the delayed job is not in queueKeys(queue).delayed').not.toBeNull();
+    expect(delayedDueAt(score!)).toBe(job.timestamp + 45_000);
+  });
+
+  it("names a queue's keys as BullMQ's public adds use them", async () => {
+    const queue = newQueue();
+    const keys = queueKeys(queue);
+    expect(keys).toMatchObject({
+      prioritized: queue.toKey('prioritized'),
+      delayed: queue.toKey('delayed'),
+      wait: queue.toKey('wait'),
+    });
+    expect(keys.job('x')).toBe(queue.toKey('x'));
+    await queue.add('echo', { n: 1 }, { jobId: 'plain' });
+    expect(await redis.lrange(keys.wait, 0, -1)).toEqual(['plain']);
+    expect(await redis.hget(keys.job('plain'), 'data')).toBe(JSON.stringify({ n: 1 }));
+    await queue.add('echo', {}, { jobId: 'prio', priority: 2 });
+    expect(await redis.zscore(keys.prioritized, 'prio')).not.toBeNull();
+  });
+});
+
+describe("without BullMQ's add scripts (the adapter's fallback to Queue.add)", () => {
+  it('a submit still stores its task, adds its job after the create, and runs to completion', async () => {
+    const prefix = uniquePrefix();
+    await registerTypes(redis, prefix);
+    // On Node whatever the suite's runtime: the preload hides BullMQ's scripts from the engine.
+    const api = await startApiProcess(
+      { add: (stop) => cleanup.push(async () => stop()) },
+      {
+        REDIS_URL: inject('redisUrl'),
+        LONGRUN_PREFIX: prefix,
+        LONGRUN_API_KEYS: API_KEYS,
+        NODE_OPTIONS: `--import=${resolve(root, 'bench/experiments/bullmq-public-add.mjs')}`,
+      },
+      { node: process.execPath },
+    );
+    const http = httpClient(api.url, KEY_A);
+    // The first submit may load the scripts (EVALSHA, NOSCRIPT, EVAL): the second is counted.
+    const first = await http('POST', '/v1/jobs', { body: { type: 'echo', input: { n: 0 } } });
+    expect(first.status, first.text).toBe(202);
+    const monitor = await redis.duplicate().monitor();
+    cleanup.push(async () => monitor.disconnect());
+    const scripts: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^eval/i.test(args[0] ?? '') && args.some((a) => a.includes(prefix))) scripts.push(args);
+    });
+    const res = await http('POST', '/v1/jobs', { body: { type: 'echo', input: { n: 1 } } });
+    expect(res.status, res.text).toBe(202);
+    const id = res.body.taskId as string;
+    await new Promise((r) => setTimeout(r, 200));
+    // Two script calls: the create, then BullMQ's own add (Queue.add), not one.
+    expect(scripts.map((a) => a.slice(0, 3).join(' '))).toHaveLength(2);
+    const worker = await startWorker(prefix);
+    cleanup.push(() => worker.stop());
+    const done = await waitFor(
+      async () => {
+        const handle = await http('GET', `/v1/jobs/${id}`);
+        return handle.body?.status === 'completed' ? handle : undefined;
+      },
+      { what: `${id} completed` },
+    );
+    expect(done.body.result).toEqual({ n: 1 });
+  });
+});
