@@ -9,6 +9,7 @@ import {
   ADD_KEYS,
   addScriptProblems,
   BULLMQ_ADD_LUA,
+  BULLMQ_MAX_PRIORITY,
   BULLMQ_PRIORITIZED_LUA,
   BULLMQ_SCRIPTS_MODULE,
   BULLMQ_VERIFIED_VERSION,
@@ -177,18 +178,31 @@ describe(`the BullMQ adapter, verified on BullMQ ${BULLMQ_VERIFIED_VERSION}`, ()
     const counter = (score: string, p: number) => Number(score) - p * PRIORITY_SCORE_SHIFT;
     expect(counter(a!, 3)).toBeGreaterThanOrEqual(1);
     expect(counter(b!, 5)).toBe(counter(a!, 3) + 1);
-    // The fair-share Lua (decision 53) finds a job's hash beside the prioritized set and rewrites
-    // its `priority` field: BullMQ must read the priority from there.
-    const [p32, hash] = (await redis.eval(
-      `${BULLMQ_PRIORITIZED_LUA}\nreturn {tostring(BULLMQ_P32), bullmq_job_key(KEYS[1], ARGV[1])}`,
+    // The fair-share Lua (decision 53) moves a queued job to another priority in place: the set's
+    // score keeps the counter, the job's hash its priority. BullMQ must read both back so.
+    const moved = (await redis.eval(
+      `${BULLMQ_PRIORITIZED_LUA}
+       bullmq_reprioritize(KEYS[1], ARGV[1], tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])), 9)
+       return {tostring(BULLMQ_P32), tostring(BULLMQ_MAX_PRIORITY), redis.call('ZSCORE', KEYS[1], ARGV[1])}`,
       1,
       keys.prioritized,
       'a',
-    )) as [string, string];
-    expect(Number(p32)).toBe(PRIORITY_SCORE_SHIFT);
-    expect(hash).toBe(keys.job('a'));
-    await redis.hset(hash, 'priority', '9');
+    )) as [string, string, string];
+    expect(Number(moved[0])).toBe(PRIORITY_SCORE_SHIFT);
+    expect(Number(moved[1])).toBe(BULLMQ_MAX_PRIORITY);
+    expect(prioritizedPriority(moved[2])).toBe(9);
+    expect(counter(moved[2], 9)).toBe(counter(a!, 3));
     expect((await queue.getJob('a'))?.priority).toBe(9);
+    // b (5) now comes before a (9) in BullMQ's own order
+    expect((await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => j.id)).toEqual([
+      'b',
+      'a',
+    ]);
+    // and BULLMQ_MAX_PRIORITY is BullMQ's own ceiling: it accepts it, and refuses one more
+    await queue.add('echo', {}, { jobId: 'max', priority: BULLMQ_MAX_PRIORITY });
+    await expect(
+      queue.add('echo', {}, { jobId: 'over', priority: BULLMQ_MAX_PRIORITY + 1 }),
+    ).rejects.toThrow(/priority/i);
   });
 
   it('scores a delayed job by its due time, which delayedDueAt decodes', async () => {

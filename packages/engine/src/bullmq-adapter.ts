@@ -264,13 +264,20 @@ export function prioritizedPriority(score: number | string): number {
   return Math.floor(Number(score) / PRIORITY_SCORE_SHIFT);
 }
 
+/** The highest priority BullMQ accepts (2²¹ - 1: `Job` refuses more, and 2²¹ × 2³² is past a double's exact integers). */
+export const BULLMQ_MAX_PRIORITY = 2097151;
+
 /**
  * Lua for scripts that reorder BullMQ's prioritized set (the fair-share Lua, decision 53):
- * `BULLMQ_P32`, the score's priority shift, and `bullmq_job_key(prioritized, id)`, a job's hash
- * beside the set (whose `priority` field BullMQ re-adds a retried job with).
+ * `BULLMQ_P32`, the score's priority shift, `BULLMQ_MAX_PRIORITY`, and
+ * `bullmq_reprioritize(prioritized, id, score, priority)`, which moves a queued job to another
+ * priority keeping its counter, in the set and in the job's hash (whose `priority` field BullMQ
+ * re-adds a retried job with).
  */
-export const BULLMQ_PRIORITIZED_LUA = `local BULLMQ_P32 = ${PRIORITY_SCORE_SHIFT}
-local function bullmq_job_key(prioritized, id)
-  return string.sub(prioritized, 1, #prioritized - #'prioritized') .. id
+export const BULLMQ_PRIORITIZED_LUA = `local BULLMQ_P32, BULLMQ_MAX_PRIORITY = ${PRIORITY_SCORE_SHIFT}, ${BULLMQ_MAX_PRIORITY}
+local function bullmq_reprioritize(prioritized, id, score, priority)
+  local counter = score - math.floor(score / BULLMQ_P32) * BULLMQ_P32
+  redis.call('ZADD', prioritized, string.format('%.0f', priority * BULLMQ_P32 + counter), id)
+  redis.call('HSET', string.sub(prioritized, 1, #prioritized - #'prioritized') .. id, 'priority', priority)
 end
 `;

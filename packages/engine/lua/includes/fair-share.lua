@@ -15,9 +15,10 @@
 -- new base, '#f' the frontier), a priority under '#f' is already written for the new base.
 --- @include "generated/core"
 --- @include "includes/once"
+--- @include "bullmq/prioritized"
 
 local virtual, tags = {}, {}
-local REBASE_AT, MIGRATE_PER_CALL, MAX_PRIORITY, P32 = 65536, 64, 2097152, 4294967296
+local REBASE_AT, MIGRATE_PER_CALL = 65536, 64
 local coords = {}
 local function fair_coords(fair)
   local c = coords[fair]
@@ -42,15 +43,12 @@ end
 -- Each moved priority ends under the new frontier, so no job moves twice.
 local function migrate(fair, head, c)
   local d = c.nb - c.b
-  local jobs = redis.call('ZRANGEBYSCORE', head, num(c.f * P32), '+inf', 'WITHSCORES', 'LIMIT', 0, MIGRATE_PER_CALL)
-  local job_prefix = string.sub(head, 1, #head - #'prioritized')
+  local jobs = redis.call('ZRANGEBYSCORE', head, num(c.f * BULLMQ_P32), '+inf', 'WITHSCORES', 'LIMIT', 0, MIGRATE_PER_CALL)
   local last = c.f
   for i = 1, #jobs, 2 do
     local score = tonumber(jobs[i + 1])
-    local p = math.floor(score / P32)
-    local moved = math.max(p - d, 1)
-    redis.call('ZADD', head, num(moved * P32 + (score - p * P32)), jobs[i])
-    redis.call('HSET', job_prefix .. jobs[i], 'priority', moved)
+    local p = math.floor(score / BULLMQ_P32)
+    bullmq_reprioritize(head, jobs[i], score, math.max(p - d, 1))
     last = p
   end
   if #jobs < MIGRATE_PER_CALL * 2 then
@@ -70,7 +68,7 @@ local function head_time(fair, head, now_ms, task_prefix)
   local v
   if first[2] then
     local own = tonumber(redis.call('HGET', task_prefix .. first[1], F.priority) or '1') or 1
-    local p = math.floor(tonumber(first[2]) / P32)
+    local p = math.floor(tonumber(first[2]) / BULLMQ_P32)
     v = base_of(c, p) + math.max(p - (own - 1), 0)
     redis.call('HSET', fair, '#v', num(v))
   else
@@ -100,7 +98,7 @@ local function fair_priority(fair, head, tenant, step, offset, now_ms, task_pref
   tags[k] = tag
   redis.call('HSET', fair, tenant, tostring(tag), '#at', now_ms)
   local c = fair_coords(fair)
-  local priority = math.min(math.max(math.ceil(tag - c.b), 1) + offset, MAX_PRIORITY)
+  local priority = math.min(math.max(math.ceil(tag - c.b), 1) + offset, BULLMQ_MAX_PRIORITY)
   -- Ahead of the frontier of a move under way: written for the new base, among the moved jobs.
   if c.nb and priority < c.f then priority = math.max(priority - (c.nb - c.b), 1) end
   return priority

@@ -1,3 +1,4 @@
+import './bullmq-includes.js';
 import { defineScript, type LuaReply } from '../lua/script.js';
 
 export type CreateOutcome =
