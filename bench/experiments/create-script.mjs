@@ -1,52 +1,57 @@
-// Redis time of the create script per task (INFO commandstats, evalsha), on a private
-// redis-server: `node bench/experiments/create-script.mjs [--tasks=N] [--batch=16]`.
-// Variants are the script with one part left out, to price each part; none is a product.
+// Redis time of the create script per task (INFO commandstats: the script's µs, and the
+// redis-server's own CPU), on a private redis-server, each part of a create left out in turn to
+// price it: `node bench/experiments/create-script.mjs [--tasks=N] [--batch=8] [--rounds=3]
+// [--only=<part of a name>]`. "as the API submits" is what a default API does (an open-task cap,
+// a storage budget, fair share, the job added by the create); the rest are not products.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { TaskQueue, TaskStore } from '@longrun/engine/internal';
-import { CREATE_MANY } from '../../packages/engine/dist/scripts.js';
 import { cleanupAll } from '../lib/children.mjs';
 import { commandStats, connect, startPrivateRedis } from '../lib/redis.mjs';
 
 const { values } = parseArgs({
   options: {
     tasks: { type: 'string', default: '8000' },
-    batch: { type: 'string', default: '16' },
+    batch: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '3' },
     only: { type: 'string' },
+    commands: { type: 'boolean', default: false },
   },
 });
 const TASKS = Number(values.tasks);
 const BATCH = Number(values.batch);
 const input = { message: 'hello from the benchmark', n: 42, tags: ['a', 'b'] };
+const CAP = 10_000;
+const BUDGET = 256 * 1024 * 1024;
 
 const variants = {
-  'as shipped (fair share, prioritized add)': { fair: true, job: true },
-  'no fair share (standard add)': { fair: false, job: true },
-  'create only, fair share': { fair: true, job: false },
-  'create only, no fair share': { fair: false, job: false },
-  'fair share, priority not set (the placeholder stays)': {
+  'as the API submits (cap, budget, fair, job)': {
+    cap: CAP,
+    budget: BUDGET,
     fair: true,
     job: true,
-    lua: (l) =>
-      l.replace(
-        'if priority then opts = set_fair_priority',
-        'if false then opts = set_fair_priority',
-      ),
   },
-  'fair share, options unpacked and repacked (before)': {
+  'no storage budget': { cap: CAP, budget: 0, fair: true, job: true },
+  'no open-task cap': { cap: 0, budget: BUDGET, fair: true, job: true },
+  'no fair share (standard add)': { cap: CAP, budget: BUDGET, fair: false, job: true },
+  'no job (create only)': { cap: CAP, budget: BUDGET, fair: true, job: false },
+  'bare create (no cap, budget, fair share, job)': { cap: 0, budget: 0, fair: false, job: false },
+  // The adapter's fallback (decision 59): the create, then the job by Queue.add with its priority.
+  'create then Queue.add (fallback)': {
+    cap: CAP,
+    budget: BUDGET,
     fair: true,
-    job: true,
-    lua: (l) =>
-      l.replace(
-        'local at = string.find(opts, FAIR_PLACEHOLDER',
-        'local at = nil and string.find(opts, FAIR_PLACEHOLDER',
-      ),
+    job: false,
+    addAfter: true,
   },
   "Queue.add alone (standard, the proxy's add)": { raw: true },
-  // The adapter's fallback (decision 59): the create, then the job by Queue.add with its priority.
-  'fair share, create then Queue.add (fallback)': { fair: true, job: false, addAfter: true },
 };
+
+async function cpuUs(redis) {
+  const info = await redis.info('cpu');
+  const get = (k) => Number(new RegExp(`${k}:([\\d.]+)`).exec(info)[1]);
+  return (get('used_cpu_sys') + get('used_cpu_user')) * 1e6;
+}
 
 const redisInfo = await startPrivateRedis();
 const redis = connect(redisInfo.url);
@@ -57,14 +62,11 @@ try {
       if (values.only && !name.includes(values.only)) continue;
       const prefix = `cs-${randomUUID().slice(0, 8)}`;
       const store = new TaskStore(redis, prefix, 86_400_000);
-      if (v.lua) {
-        const lua = v.lua(CREATE_MANY);
-        if (lua === CREATE_MANY) throw new Error(`${name}: the patch did not apply`);
-        redis.defineCommand('longrunCreateMany', { lua });
-      }
       const jobs = new TaskQueue({ connection: redis, prefix, types: new Map() });
       const queue = jobs.queueFor('echo');
+      await queue.waitUntilReady();
       const before = await commandStats(redis);
+      const cpuBefore = await cpuUs(redis);
       if (v.raw) {
         for (let done = 0; done < TASKS; done += BATCH) {
           const adds = [];
@@ -94,15 +96,15 @@ try {
           const fair = v.fair
             ? {
                 key: store.keys.fairShare(queue.name),
-                head: queue.toKey('prioritized'),
+                head: `${prefix}:${queue.name}:prioritized`,
                 step: 1,
                 offset: 0,
               }
             : undefined;
           const job = v.job
-            ? jobs.prepare(record, { name: 'echo' }, { fairShare: v.fair && !v.standard })
+            ? jobs.prepare(record, { name: 'echo' }, { fairShare: v.fair })
             : undefined;
-          items.push({ record, fair, job });
+          items.push({ record, fair, job, maxOpenTasks: v.cap, maxBytes: v.budget });
         }
         const out = await store.createMany(items);
         if (!out.every((o) => o.created)) throw new Error(JSON.stringify(out[0]));
@@ -114,17 +116,36 @@ try {
           );
         }
       }
+      const cpuAfter = await cpuUs(redis);
       const after = await commandStats(redis);
-      const us = (after.evalsha?.usec ?? 0) - (before.evalsha?.usec ?? 0);
-      (results[name] ??= []).push(us / TASKS);
-      if (v.lua) redis.defineCommand('longrunCreateMany', { lua: CREATE_MANY });
+      let us = 0;
+      for (const cmd of ['evalsha', 'eval'])
+        us += (after[cmd]?.usec ?? 0) - (before[cmd]?.usec ?? 0);
+      (results[name] ??= []).push([us / TASKS, (cpuAfter - cpuBefore) / TASKS]);
+      if (values.commands) {
+        // --commands: each command's calls and µs per task (inside the scripts too).
+        const rows = Object.entries(after)
+          .map(([cmd, s]) => [
+            cmd,
+            (s.calls - (before[cmd]?.calls ?? 0)) / TASKS,
+            (s.usec - (before[cmd]?.usec ?? 0)) / TASKS,
+          ])
+          .filter(
+            ([cmd, calls]) => calls > 0 && !['info', 'evalsha', 'eval', 'flushall'].includes(cmd),
+          )
+          .sort((a, b) => b[2] - a[2]);
+        console.log(
+          `${name}: ${rows.map(([c, n, u]) => `${c} ${n.toFixed(2)}× ${u.toFixed(1)}µs`).join(', ')}`,
+        );
+      }
+      await queue.close();
       await redis.flushall();
     }
   }
   for (const [name, xs] of Object.entries(results)) {
-    const sorted = [...xs].sort((a, b) => a - b);
+    const med = (k) => [...xs].map((x) => x[k]).sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     console.log(
-      `${name.padEnd(45)} ${sorted.map((x) => x.toFixed(1)).join(' / ')} µs per task (median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)})`,
+      `${name.padEnd(48)} script ${med(0).toFixed(1).padStart(5)} µs · redis CPU ${med(1).toFixed(1).padStart(5)} µs per task (medians of ${xs.length})`,
     );
   }
 } finally {

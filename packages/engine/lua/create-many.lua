@@ -64,5 +64,5 @@ for i = 1, ITEMS do
   if a.jobTag ~= '' and reply[1] == 'ok' then add_job(a, priority) end
   replies[i + 1] = reply
 end
-finish_sweeps()
+finish_create()
 return replies

@@ -36,5 +36,5 @@
 ]]
 --- @include "includes/create"
 local reply = create(KEY, ARG)
-finish_sweeps()
+finish_create()
 return reply

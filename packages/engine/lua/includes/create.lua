@@ -19,6 +19,9 @@ local function mark_replayed(task, id, existing, idem_value)
   if cur[1] == '1' and not cur[2] then redis.call('HSET', other, F.replayed, '1') end
 end
 
+-- A tenant's open tasks as this call counts them (see the cap below).
+local open_counts = {}
+
 -- Returns the reply ({'ok'}, {'ok', priority}, {'dup', value}, {'gone'}, {'full', open} or
 -- {'over', usedBytes, retryAfterMs}) and the priority made under fair share (nil otherwise).
 local function create(k, a)
@@ -46,13 +49,16 @@ local function create(k, a)
   local limit, budget = tonumber(a.maxOpenTasks), tonumber(a.maxBytes)
   local step, offset = tonumber(a.fairStep), tonumber(a.priorityOffset)
   if limit > 0 then
-    local open = redis.call('ZCOUNT', k.open, '(' .. now, '+inf')
+    -- Counted once a call, then kept in Lua: each create of the call adds one (below).
+    local open = open_counts[k.open] or redis.call('ZCOUNT', k.open, '(' .. now, '+inf')
+    open_counts[k.open] = open
     if open >= limit then return {'full', open} end
   end
+  local usage
   if budget > 0 then
-    -- Expired tasks give their bytes back here (at most 100 per submit).
-    usage_release_expired(k.usage, now)
-    local used = tonumber(redis.call('HGET', k.usage, '#total') or '0')
+    -- Expired tasks give their bytes back here (see usage_state).
+    usage = usage_state(k.usage, now)
+    local used = usage.used
     if used + #a.fields > budget then
       local first = redis.call('ZRANGE', k.usage .. '-exp', 0, 0, 'WITHSCORES')
       local wait = first[2] and math.max(1000, tonumber(first[2]) - tonumber(now)) or 1000
@@ -68,21 +74,24 @@ local function create(k, a)
   -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
   if first_time('prune ', k.open) then redis.call('ZREMRANGEBYSCORE', k.open, '-inf', now) end
   redis.call('ZADD', k.open, expires_at, id)
+  if open_counts[k.open] then open_counts[k.open] = open_counts[k.open] + 1 end
   if first_time('open ', k.open) then
     redis.call('PEXPIRE', k.open, a.indexTtl)
     -- The reconciler walks the open sets of these tenants (it drops a tenant whose set is gone).
     redis.call('ZADD', k.openTenants, 0, written[F.tenant])
   end
-  if budget > 0 then
-    redis.call('HSET', k.usage, id, #a.fields)
-    redis.call('HINCRBY', k.usage, '#total', #a.fields)
-    redis.call('ZADD', k.usage .. '-exp', expires_at, id)
-    redis.call('PEXPIRE', k.usage, a.indexTtl)
-    redis.call('PEXPIRE', k.usage .. '-exp', a.indexTtl)
-  end
+  if usage then usage_track(k.usage, usage, id, #a.fields, expires_at, a.indexTtl) end
   if step > 0 then
     local priority = fair_priority(k.fair, k.head, written[F.tenant], step, offset, now, string.sub(task, 1, #task - #id))
     return {'ok', priority}, priority
   end
   return {'ok'}
+end
+
+-- What a call's creates leave to its end, once per key: the index sweeps, the budgets' totals
+-- and expiries, the fair-share tags.
+local function finish_create()
+  finish_sweeps()
+  finish_usage()
+  finish_fair()
 end

@@ -17,7 +17,9 @@
 --- @include "includes/once"
 --- @include "bullmq/prioritized"
 
-local virtual, tags = {}, {}
+-- A tenant's tag and a queue's '#at' are kept in Lua through a call and written once at its end
+-- (finish_fair), not once per task.
+local virtual, tags, tag_order, at_ms = {}, {}, {}, {}
 local REBASE_AT, MIGRATE_PER_CALL = 65536, 64
 local coords = {}
 local function fair_coords(fair)
@@ -95,11 +97,25 @@ local function fair_priority(fair, head, tenant, step, offset, now_ms, task_pref
   local k = fair .. ' ' .. tenant
   local last = tags[k] or tonumber(redis.call('HGET', fair, tenant) or '0')
   local tag = math.max(v, last + step)
+  if not tags[k] then tag_order[#tag_order + 1] = {fair, tenant, k} end
   tags[k] = tag
-  redis.call('HSET', fair, tenant, tostring(tag), '#at', now_ms)
+  at_ms[fair] = now_ms
   local c = fair_coords(fair)
   local priority = math.min(math.max(math.ceil(tag - c.b), 1) + offset, BULLMQ_MAX_PRIORITY)
   -- Ahead of the frontier of a move under way: written for the new base, among the moved jobs.
   if c.nb and priority < c.f then priority = math.max(priority - (c.nb - c.b), 1) end
   return priority
+end
+
+local function finish_fair()
+  local written = {}
+  for _, t in ipairs(tag_order) do
+    local fair, tenant, k = t[1], t[2], t[3]
+    if written[fair] then
+      redis.call('HSET', fair, tenant, tostring(tags[k]))
+    else
+      redis.call('HSET', fair, tenant, tostring(tags[k]), '#at', at_ms[fair])
+      written[fair] = true
+    end
+  end
 end

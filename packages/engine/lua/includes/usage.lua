@@ -19,9 +19,44 @@ local function usage_release(usage, id)
   redis.call('ZREM', usage .. '-exp', id)
 end
 
--- Gives back the bytes of the tenant's tasks that expired by `now` (at most 100 per call).
-local function usage_release_expired(usage, now)
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', usage .. '-exp', '-inf', now, 'LIMIT', 0, 100)) do
+-- Gives back the bytes of the tenant's tasks that expired by `now` (at most `limit`, 100 unless
+-- given, per call).
+local function usage_release_expired(usage, now, limit)
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', usage .. '-exp', '-inf', now, 'LIMIT', 0, limit or 100)) do
     usage_release(usage, id)
+  end
+end
+
+-- A create's view of a budget, once per call and key (the creates of a call share `now`): the
+-- expired tasks' bytes given back first (up to 1 000 a call: a call holds at most 100 creates,
+-- each of which gave back up to 100 when it ran alone), the total read once and kept in Lua, and
+-- what the call adds written at its end (`finish_usage`): one HINCRBY and the keys' expiry per
+-- call instead of per task (issue 28).
+local usage_calls, usage_order = {}, {}
+local function usage_state(usage, now)
+  local st = usage_calls[usage]
+  if st then return st end
+  usage_release_expired(usage, now, 1000)
+  st = {used = tonumber(redis.call('HGET', usage, '#total') or '0'), added = 0}
+  usage_calls[usage] = st
+  usage_order[#usage_order + 1] = usage
+  return st
+end
+
+-- A new task's bytes, under its id and expiry; the total follows at the call's end.
+local function usage_track(usage, st, id, bytes, expires_at, ttl)
+  redis.call('HSET', usage, id, bytes)
+  redis.call('ZADD', usage .. '-exp', expires_at, id)
+  st.used, st.added, st.ttl = st.used + bytes, st.added + bytes, ttl
+end
+
+local function finish_usage()
+  for _, usage in ipairs(usage_order) do
+    local st = usage_calls[usage]
+    if st.added > 0 then
+      redis.call('HINCRBY', usage, '#total', st.added)
+      redis.call('PEXPIRE', usage, st.ttl)
+      redis.call('PEXPIRE', usage .. '-exp', st.ttl)
+    end
   end
 end
