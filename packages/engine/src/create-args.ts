@@ -52,12 +52,19 @@ export interface CreateArgs {
   fairStep: number;
   priorityOffset: number;
   fields: string;
+  /** The job create-many adds after the record (create-task reads none of these). */
+  jobTag: string;
+  jobGroup: number;
+  jobArgs: Buffer | string;
+  jobData: string;
+  jobOpts: Buffer | string;
 }
 
 /** A create's keys and arguments (see `lua/create-task.lua`'s header for each). */
 export function createItem(
   keys: TaskKeys,
-  { record, idempotency, maxOpenTasks = 0, maxBytes = 0, fair }: CreateItem,
+  { record, idempotency, maxOpenTasks = 0, maxBytes = 0, fair, job }: CreateItem,
+  jobGroup = 0,
 ): { keys: CreateKeys; args: CreateArgs } {
   const taskKey = keys.task(record.id);
   const fields = createFields(record);
@@ -84,6 +91,12 @@ export function createItem(
       priorityOffset: fair?.offset ?? 0,
       // The record's fields travel as one JSON array (decision 21).
       fields: JSON.stringify(fields),
+      // One object literal of one shape for every create, job or not (no spreads: issue 28).
+      jobTag: job ? job.tag : '',
+      jobGroup,
+      jobArgs: job ? job.args[0] : '',
+      jobData: job ? job.args[1] : '',
+      jobOpts: job ? job.args[2] : '',
     },
   };
 }

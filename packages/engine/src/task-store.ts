@@ -95,25 +95,15 @@ export class TaskStore extends TaskReads {
     const groups = new Map<string, number>();
     const restKeys: string[] = [];
     const calls = items.map((item) => {
-      const made = createItem(this.keys, item);
       const job = item.job;
-      if (!job) {
-        return {
-          keys: made.keys,
-          args: { ...made.args, jobTag: '', jobGroup: 0, jobArgs: '', jobData: '', jobOpts: '' },
-        };
-      }
+      if (!job) return createItem(this.keys, item);
       const id = `${job.tag} ${job.keys[0]}`;
       let group = groups.get(id);
       if (group === undefined) {
         groups.set(id, (group = groups.size + 1));
         restKeys.push(...job.keys);
       }
-      const [jobArgs, jobData, jobOpts] = job.args;
-      return {
-        keys: made.keys,
-        args: { ...made.args, jobTag: job.tag, jobGroup: group, jobArgs, jobData, jobOpts },
-      };
+      return createItem(this.keys, item, group);
     });
     return createMany.run(this.redis, {
       keys: { openTenants: this.keys.openTenants },
