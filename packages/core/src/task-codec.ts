@@ -3,8 +3,8 @@ import type { HandleFields, TaskRecord } from './task-record.js';
 
 /**
  * The hash field of each record property: the one place the record's Redis layout is written
- * down. The Lua scripts interpolate these names too (scripts.ts), so a field cannot be spelled
- * two ways.
+ * down. The Lua scripts read these names from the include generated from it (`F.status`, …;
+ * engine's `src/lua/core-include.ts`), so a field cannot be spelled two ways.
  */
 export const FIELD = {
   id: 'id',

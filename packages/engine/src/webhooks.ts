@@ -52,7 +52,7 @@ export interface WebhookDispatcherOptions {
 
 /**
  * Delivers webhooks at least once. Status changes land in the outbox stream atomically with the
- * change itself (see scripts.ts); a relay (`OutboxRelay`) moves them into a BullMQ queue
+ * change itself (`lua/includes/write-event.lua`); a relay (`OutboxRelay`) moves them into a BullMQ queue
  * (deterministic job ids, so a relay that crashes after adding but before acking adds nothing
  * twice) and a BullMQ worker
  * POSTs them, retrying with exponential backoff. What is POSTed follows the task's callback as it
