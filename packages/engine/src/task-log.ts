@@ -82,15 +82,18 @@ export class TaskLog {
   }
 
   /**
-   * One atomic read: the record's state, its event fields `e<from>` … (as many as `count`, at
-   * most the history kept), and the length of an older version's list, read whole if there is
-   * one (a task of the previous version, until it expires).
+   * One round trip: the record's state and its event fields `e<from>` … (as many as `count`, at
+   * most the history kept: one HMGET, so one consistent state), and the length of an older
+   * version's list, read whole if there is one (a task of the previous version, until it
+   * expires; only ever deleted since). A pipeline, not a MULTI: Redis refuses every command
+   * queued in a transaction once it is past maxmemory, reads too, and a full Redis must still
+   * answer a task's history (tests/redis-full-reads.test.ts).
    */
   private async read(id: string, from: number, count: number): Promise<HistoryRead | null> {
     const window = Array.from({ length: Math.min(count, HISTORY) }, (_, i) => from + i);
     const replies =
       (await this.redis
-        .multi()
+        .pipeline()
         .hmget(this.keys.task(id), ...STATE_FIELDS, ...window.map(eventField))
         .llen(this.keys.events(id))
         .exec()) ?? [];
