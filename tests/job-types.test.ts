@@ -2,12 +2,13 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createRedis, describeJobType, JobTypeRegistry } from '@longrun/engine';
-import { createWorker, defineJobType, type LongrunWorker } from '@longrun/worker';
+import { createCatalog, createWorker, defineJobType, type LongrunWorker } from '@longrun/worker';
 import { waitFor } from './helpers/http.js';
 import {
   registerTypes,
   startInProcessApi,
   type InProcessApi,
+  uniquePrefix,
   workerRedis,
 } from './helpers/service.js';
 
@@ -78,6 +79,34 @@ async function result(a: InProcessApi, id: string) {
     { what: `task ${id} to finish` },
   );
 }
+
+describe('reserved names', () => {
+  it('a job type named longrun_* is refused by the catalog, the worker and the registry', async () => {
+    // The MCP door lists its own tools (longrun_get_task, …) beside the job types (issue 32).
+    const reserved = defineJobType({
+      name: 'longrun_get_task',
+      input: z.object({}),
+      handler: () => ({}),
+    });
+    expect(() => createCatalog([reserved])).toThrow(/"longrun_get_task" is reserved/);
+    expect(() => createWorker({ ...workerRedis(), jobs: [reserved] })).toThrow(
+      /"longrun_get_task" is reserved/,
+    );
+    const redis = createRedis(inject('redisUrl'), 'producer');
+    cleanup.push(() => redis.quit());
+    if (redis.status !== 'ready') await new Promise((r) => redis.once('ready', r));
+    const prefix = uniquePrefix();
+    const registry = new JobTypeRegistry(redis, prefix);
+    const plain = describeJobType(greetJob);
+    await expect(
+      registry.publish('w1', [plain, { ...plain, name: 'longrun_list_tasks' }], 10_000),
+    ).rejects.toThrow(/"longrun_list_tasks" is reserved/);
+    // Nothing of that heartbeat was written, the valid type neither.
+    expect((await registry.read()).size).toBe(0);
+    // A name merely containing the prefix elsewhere is a name like any other.
+    expect(() => createCatalog([{ ...reserved, name: 'my_longrun_task' }])).not.toThrow();
+  });
+});
 
 describe('GET /v1/job-types', () => {
   it('lists each registered type with its input schema, queue, version and live workers', async () => {

@@ -61,10 +61,29 @@ export function defineJobType<S extends z.ZodType, R>(
 
 export type JobCatalog = ReadonlyMap<string, JobTypeDefinition>;
 
-/** Builds a catalog, refusing two types with one name. */
+/**
+ * Names no job type may take: the MCP door's own tools (`longrun_get_task`, …) are listed beside
+ * the job types, so a type of such a name would shadow one of them (decision 63).
+ */
+export const RESERVED_JOB_TYPE_PREFIX = 'longrun_';
+
+/**
+ * Throws when `name` is reserved (starts with `longrun_`): the registry refuses such a type.
+ * @example assertJobTypeName('longrun_get_task') // throws
+ */
+export function assertJobTypeName(name: string): void {
+  if (name.startsWith(RESERVED_JOB_TYPE_PREFIX)) {
+    throw new Error(
+      `Job type name "${name}" is reserved: names starting with "${RESERVED_JOB_TYPE_PREFIX}" belong to longrun's own MCP tools`,
+    );
+  }
+}
+
+/** Builds a catalog, refusing two types with one name and reserved names. */
 export function createCatalog(definitions: readonly JobTypeDefinition[]): JobCatalog {
   const catalog = new Map<string, JobTypeDefinition>();
   for (const definition of definitions) {
+    assertJobTypeName(definition.name);
     if (catalog.has(definition.name)) throw new Error(`Duplicate job type: ${definition.name}`);
     catalog.set(definition.name, definition);
   }

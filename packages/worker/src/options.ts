@@ -1,6 +1,11 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { ConfigError, type JobCatalog, type JobTypeDefinition } from '@longrun/core';
+import {
+  ConfigError,
+  RESERVED_JOB_TYPE_PREFIX,
+  type JobCatalog,
+  type JobTypeDefinition,
+} from '@longrun/core';
 import {
   MAX_SHARDS,
   type FaultHooks,
@@ -128,6 +133,11 @@ export function checkOptions(opts: WorkerOptions): JobCatalog {
     }
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(job.name)) {
       throw new ConfigError(`createWorker: job type name "${job.name}" is not allowed`);
+    }
+    if (job.name.startsWith(RESERVED_JOB_TYPE_PREFIX)) {
+      throw new ConfigError(
+        `createWorker: job type name "${job.name}" is reserved: names starting with "${RESERVED_JOB_TYPE_PREFIX}" belong to longrun's own MCP tools`,
+      );
     }
     if (catalog.has(job.name))
       throw new ConfigError(`createWorker: duplicate job type ${job.name}`);

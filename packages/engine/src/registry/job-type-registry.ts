@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { assertJobTypeName } from '@longrun/core';
 import { legacyQueueNameFor, taskKeys, type TaskKeys } from '../keys.js';
 import type { JobTypeDescriptor } from './describe.js';
 
@@ -63,6 +64,8 @@ export class JobTypeRegistry {
     descriptors: readonly JobTypeDescriptor[],
     liveForMs: number,
   ): Promise<boolean> {
+    // A reserved name (the MCP door's own tools) is refused before anything is written.
+    for (const d of descriptors) assertJobTypeName(d.name);
     const now = Date.now();
     const pipeline = this.connection.pipeline();
     for (const d of descriptors) {
