@@ -67,7 +67,18 @@ describe('discovery and tools', () => {
       capabilities: { extensions: { [TASKS_EXTENSION_ID_V2]: {} } },
     });
     const tools = (await p.send('tools/list', {})).body.result as { tools: { name: string }[] };
-    expect(tools.tools.map((t) => t.name)).toEqual(['approval', 'echo', 'fail', 'flaky', 'sleep']);
+    expect(tools.tools.map((t) => t.name)).toEqual([
+      'approval',
+      'echo',
+      'fail',
+      'flaky',
+      'sleep',
+      // The follow tools, for clients without the extension (issue 32).
+      'longrun_get_task',
+      'longrun_answer_task',
+      'longrun_cancel_task',
+      'longrun_list_tasks',
+    ]);
     const get = await fetch(`${stack.apis[0]!.url}/mcp`, {
       headers: { authorization: `Bearer ${KEY_A}`, 'mcp-protocol-version': '2026-07-28' },
     });
@@ -284,7 +295,7 @@ describe('errors', () => {
     expect((await http()('GET', '/v1/jobs?limit=100')).body.tasks.length).toBe(before);
   });
 
-  it('a client without the extension: a short tool answers at once, others -32021', async () => {
+  it('a client without the extension: a short tool answers at once, a long one its handle; tasks/* -32021', async () => {
     const plain = port(KEY_A, false);
     const short = await plain.send('tools/call', { name: 'flaky', arguments: { failTimes: 1 } });
     expect(short.status).toBe(200);
@@ -296,9 +307,23 @@ describe('errors', () => {
       code: -32021,
       data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID_V2]: {} } } },
     };
+    // A long tool answers at once with the handle as a tool result (issue 32), not -32021.
     const long = await plain.send('tools/call', { name: 'sleep', arguments: { ms: 10 } });
-    expect(long.status).toBe(400);
-    expect(errorOf(long.body)).toMatchObject(required);
+    expect(long.status).toBe(200);
+    const handle = long.body.result as { structuredContent: { taskId: string } };
+    expect(handle).toMatchObject({
+      resultType: 'complete',
+      structuredContent: { taskId: expect.any(String), status: 'working', pollIntervalMs: 200 },
+    });
+    expect(JSON.stringify(handle)).toContain('longrun_get_task');
+    const followed = await plain.send('tools/call', {
+      name: 'longrun_get_task',
+      arguments: { taskId: handle.structuredContent.taskId, waitSeconds: 10 },
+    });
+    expect(followed.body.result).toMatchObject({
+      resultType: 'complete',
+      structuredContent: { status: 'completed', result: { sleptMs: 10 } },
+    });
     const created = (await port().send('tools/call', { name: 'echo', arguments: {} })).body
       .result as { taskId: string };
     for (const method of ['tasks/get', 'tasks/cancel']) {

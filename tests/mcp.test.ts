@@ -40,7 +40,7 @@ const elicited: unknown[] = [];
 
 async function connect(
   key: string,
-  opts: { elicitation?: boolean; balancer?: Balancer } = {},
+  opts: { elicitation?: boolean; tasks?: boolean; balancer?: Balancer } = {},
 ): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const balancer = opts.balancer ?? lb;
   const transport = new StreamableHTTPClientTransport(balancer.url, {
@@ -49,7 +49,13 @@ async function connect(
   });
   const client = new Client(
     { name: 'longrun-tests', version: '1.0.0' },
-    { capabilities: opts.elicitation ? { elicitation: { form: {} } } : {} },
+    {
+      capabilities: {
+        ...(opts.elicitation ? { elicitation: { form: {} } } : {}),
+        // A client that takes part in tasks says so; see mcp-follow.test.ts for one that does not.
+        ...(opts.tasks === false ? {} : { tasks: { list: {}, cancel: {} } }),
+      },
+    },
   );
   client.onerror = () => undefined; // the GET stream of a stopped replica reconnects
   await client.connect(transport);
@@ -158,8 +164,9 @@ describe('tools', () => {
       name: string;
       inputSchema: Record<string, unknown>;
     }[];
-    expect(tools.map((t) => t.name)).toEqual(registry.map((t) => t.name).sort());
-    for (const tool of tools) {
+    const follow = ['longrun_get_task', 'longrun_answer_task', 'longrun_cancel_task', 'longrun_list_tasks'];
+    expect(tools.map((t) => t.name)).toEqual([...registry.map((t) => t.name).sort(), ...follow]);
+    for (const tool of tools.filter((t) => !follow.includes(t.name))) {
       const type = registry.find((t) => t.name === tool.name)!;
       expect(tool.inputSchema).toEqual(type.inputSchema);
       expect(tool.description).toBe(type.inputSchema.description);
@@ -171,6 +178,10 @@ describe('tools', () => {
       fail: 'optional',
       flaky: 'optional',
       sleep: 'required',
+      longrun_get_task: 'forbidden',
+      longrun_answer_task: 'forbidden',
+      longrun_cancel_task: 'forbidden',
+      longrun_list_tasks: 'forbidden',
     });
   });
 
@@ -286,13 +297,14 @@ describe('tasks', () => {
     });
   });
 
-  it('a plain call of a short tool answers its result; a long tool needs a task', async () => {
+  it('a plain call of a short tool answers its result; of a long tool, its handle', async () => {
     await alpha.listTools(); // what the client checks a call against
     const flaky = await alpha.callTool({ name: 'flaky', arguments: { failTimes: 1 } });
     expect(flaky).toMatchObject({ structuredContent: { attempt: 2 } });
     const fail = await alpha.callTool({ name: 'fail', arguments: { message: 'no' } });
     expect(fail).toMatchObject({ isError: true, content: [{ text: 'no' }] });
-    // The SDK client refuses before sending; the server refuses a raw plain call all the same.
+    // The SDK client (it declared tasks, so sleep is listed required) refuses before sending; a
+    // raw plain call gets the handle as a tool result, as a client without tasks does (issue 32).
     await expect(alpha.callTool({ name: 'sleep', arguments: { ms: 1 } })).rejects.toThrow(
       /requires task-based execution/,
     );
@@ -300,8 +312,9 @@ describe('tasks', () => {
       { method: 'tools/call', params: { name: 'sleep', arguments: { ms: 1 } } },
       CallToolResultSchema,
     );
-    expect(sleep).toMatchObject({ isError: true });
-    expect(JSON.stringify(sleep.content)).toMatch(/requires task augmentation/);
+    expect(sleep.isError).toBeUndefined();
+    expect(sleep.structuredContent).toMatchObject({ type: 'sleep', status: 'working' });
+    expect(JSON.stringify(sleep.content)).toMatch(/longrun_get_task/);
   });
 
   it("a plain call stops waiting after the tool's bound and cancels its task", async () => {
@@ -320,7 +333,10 @@ describe('tasks', () => {
     const started = Date.now();
     const result = await alpha.callTool({ name: 'stuck', arguments: {} });
     expect(Date.now() - started).toBeGreaterThanOrEqual(5_000); // timeoutMs + 5 s of queue room
-    expect(result).toMatchObject({ isError: true, content: [{ text: 'The task was cancelled' }] });
+    expect(result).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/did not finish within 5500 ms and was cancelled/) }],
+    });
     const listed = (await http()('GET', '/v1/jobs?type=stuck')).body.tasks;
     expect(listed).toEqual([expect.objectContaining({ status: 'cancelled' })]);
   });

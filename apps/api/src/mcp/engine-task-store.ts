@@ -7,19 +7,16 @@ import {
   type Result,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
-import { isTerminal, type TaskHandle } from '@longrun/core';
+import type { TaskHandle } from '@longrun/core';
 import type { TaskEngine } from '@longrun/engine';
 import { submitError, TASK_NOT_FOUND } from './errors.js';
 import { clampTtl, statusMessageOf, toolResultOf } from './task-views.js';
-import { toolNamed } from './tools.js';
 
 export interface EngineTaskStoreOptions {
   /** `LONGRUN_MAX_TTL_MS`: a requested ttl above it is clamped to it. */
   maxTtlMs: number;
   /** Travels with each task submitted here into the worker's logs. */
   requestId?: string | undefined;
-  /** Aborted when the HTTP request is gone (it bounds plain calls, below). */
-  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -33,23 +30,18 @@ export interface EngineTaskStoreOptions {
  * it; `storeTaskResult` and status changes other than `cancelled` are refused.
  */
 export class EngineTaskStore implements TaskStore {
-  /**
-   * Tasks this request made for a plain call (a short tool called without `params.task`), with
-   * when the call stops waiting. The SDK polls such a task until it ends, whatever happens to
-   * the request: past the deadline, or once the client is gone, the next poll cancels it, as the
-   * V2 door does. Request-scoped: the store lives as long as its request.
-   */
-  private readonly plainCalls = new Map<string, number>();
-
   constructor(
     private readonly engine: TaskEngine,
     private readonly tenant: string,
     private readonly opts: EngineTaskStoreOptions,
   ) {}
 
-  /** Submits the `tools/call` request as a task of the job type it names. */
+  /**
+   * Submits the `tools/call` request as a task of the job type it names (a call with
+   * `params.task`: plain calls never reach the SDK, see `routeToolCalls`).
+   */
   async createTask(params: CreateTaskOptions, _id: RequestId, request: Request): Promise<Task> {
-    const call = (request.params ?? {}) as { name?: unknown; arguments?: unknown; task?: unknown };
+    const call = (request.params ?? {}) as { name?: unknown; arguments?: unknown };
     const ttlMs = clampTtl(params.ttl, this.opts.maxTtlMs);
     const outcome = await this.engine.submit(
       this.tenant,
@@ -60,23 +52,12 @@ export class EngineTaskStore implements TaskStore {
       const error = submitError(outcome);
       throw new McpError(error.code, error.message, error.data);
     }
-    if (call.task === undefined && typeof call.name === 'string') {
-      const waitMs = toolNamed(this.engine.knownJobTypes, call.name)?.plainWaitMs;
-      if (waitMs !== undefined) this.plainCalls.set(outcome.task.taskId, Date.now() + waitMs);
-    }
     return sdkTask(outcome.task);
   }
 
   async getTask(taskId: string): Promise<Task | null> {
     const outcome = await this.engine.get(this.tenant, taskId);
-    if (outcome.kind !== 'found') return null;
-    const deadline = this.plainCalls.get(taskId);
-    const gaveUp = deadline !== undefined && (Date.now() > deadline || this.opts.signal?.aborted);
-    if (gaveUp && !isTerminal(outcome.task.status)) {
-      const cancelled = await this.engine.cancel(this.tenant, taskId);
-      if (cancelled.kind === 'cancelled') return sdkTask(cancelled.task);
-    }
-    return sdkTask(outcome.task);
+    return outcome.kind === 'found' ? sdkTask(outcome.task) : null;
   }
 
   storeTaskResult(): Promise<void> {

@@ -1,3 +1,4 @@
+import { RESERVED_JOB_TYPE_PREFIX } from '@longrun/core';
 import type { RegisteredJobType } from '@longrun/engine';
 
 /**
@@ -38,7 +39,8 @@ const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 export function toolsFrom(types: Iterable<RegisteredJobType>): ToolEntry[] {
   const tools: ToolEntry[] = [];
   for (const type of types) {
-    if (!TOOL_NAME.test(type.name)) continue;
+    // A reserved name (registered before the registry refused it) would shadow a follow tool.
+    if (!TOOL_NAME.test(type.name) || type.name.startsWith(RESERVED_JOB_TYPE_PREFIX)) continue;
     const wait = plainWaitMs(type);
     tools.push({
       name: type.name,

@@ -14,8 +14,11 @@ import { EngineMessageQueue } from './engine-message-queue.js';
 import { EngineTaskStore } from './engine-task-store.js';
 import type { McpSession } from './session.js';
 import { taskResultHandler } from './task-result.js';
+import { callFollowTool, FOLLOW_TOOLS, isFollowTool } from './follow-tools.js';
+import { plainCall } from './plain-call.js';
+import { progressNotifier, progressTokenOf } from './task-follow.js';
+import { routeToolCalls } from './tool-calls.js';
 import { toolsFrom } from './tools.js';
-import { refuseUnknownTools } from './unknown-tool.js';
 
 /** What the door says about itself (`serverInfo`). */
 export const SERVER_INFO = { name: 'longrun', version: '0.1.0' };
@@ -27,8 +30,16 @@ export const SERVER_INFO = { name: 'longrun', version: '0.1.0' };
 export const INSTRUCTIONS =
   'Each tool runs a longrun job type as a durable task: call it as a task, poll tasks/get at ' +
   'the pollInterval it gives, and collect the result (tasks/result). A task that needs input ' +
-  'asks for it through elicitation. Tasks are the API key owner’s, visible over HTTP too ' +
-  '(GET /v1/jobs/<taskId>).';
+  'asks for it through elicitation. Without MCP Tasks, a long tool answers at once with a ' +
+  'taskId: follow it with longrun_get_task (waitSeconds waits for a change), answer a question ' +
+  'with longrun_answer_task, stop it with longrun_cancel_task. Tasks are the API key owner’s, ' +
+  'visible over HTTP too (GET /v1/jobs/<taskId>).';
+
+/** What the plain tools/call route reads of the SDK's request extra. */
+interface PlainExtra {
+  signal: AbortSignal;
+  sendNotification(notification: { method: string; params: Record<string, unknown> }): Promise<void>;
+}
 
 export interface V1RequestDeps {
   engine: TaskEngine;
@@ -49,9 +60,12 @@ export interface V1RequestDeps {
  * Redis task message queue of the caller's tenant, on a stateless transport (decision 34). It
  * holds nothing after the request: every replica builds the same one from Redis.
  *
- * Two SDK handlers are replaced: `tools/list`, so each tool shows its registry's JSON Schema
- * unchanged (the SDK would regenerate it from a zod schema), and `tasks/result`, which holds on
- * the engine and carries the input side channel across replicas (`taskResultHandler`).
+ * Three SDK handlers are replaced: `tools/list`, so each tool shows its registry's JSON Schema
+ * unchanged (the SDK would regenerate it from a zod schema), with the follow tools, and long tools
+ * `optional` to a client that did not declare tasks; `tools/call`, whose calls without
+ * `params.task` (and follow tools) are served by `plainCall` and `callFollowTool`; and
+ * `tasks/result`, which holds on the engine and carries the input side channel across replicas
+ * (`taskResultHandler`).
  */
 export function v1Server(deps: V1RequestDeps): {
   server: McpServer;
@@ -61,7 +75,6 @@ export function v1Server(deps: V1RequestDeps): {
   const taskStore = new EngineTaskStore(engine, tenant, {
     maxTtlMs: deps.maxTtlMs,
     requestId: deps.requestId,
-    signal: deps.signal,
   });
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   // The server's answers to this request's messages go back on it (see EngineMessageQueue).
@@ -102,15 +115,48 @@ export function v1Server(deps: V1RequestDeps): {
       },
     );
   }
-  // An unknown tool is a protocol error (-32602), not the tool result the SDK would make of it.
-  refuseUnknownTools(server, new Set(tools.map((t) => t.name)));
+  // Task-augmented calls go to the SDK; the rest (a job type without Tasks, a follow tool) are
+  // answered here; an unknown tool is a protocol error (-32602).
+  routeToolCalls(server, {
+    taskTools: new Set(tools.map((t) => t.name)),
+    plain: async (name, request, extra) => {
+      const sdk = extra as PlainExtra;
+      const sendNotification = sdk.sendNotification.bind(sdk);
+      const signal = deps.signal ? AbortSignal.any([sdk.signal, deps.signal]) : sdk.signal;
+      const onUpdate = progressNotifier(progressTokenOf(request.params), (n) =>
+        sendNotification(n),
+      );
+      const args = request.params?.arguments;
+      if (isFollowTool(name)) {
+        return (await callFollowTool(engine, tenant, name, args, { signal, onUpdate })) as CallToolResult;
+      }
+      const outcome = await plainCall(engine, tenant, name, args, {
+        requestId: deps.requestId,
+        signal,
+        onUpdate,
+      });
+      if (outcome.kind === 'unknown') return null;
+      if (outcome.kind === 'result') return outcome.result as CallToolResult;
+      // As the SDK answers a tool's failure: a result the model can read and correct.
+      return { content: [{ type: 'text', text: outcome.error.message }], isError: true };
+    },
+  });
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools.map((tool): Tool => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema as Tool['inputSchema'],
-      execution: { taskSupport: tool.taskSupport },
-    })),
+    tools: [
+      ...tools.map((tool): Tool => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema as Tool['inputSchema'],
+        // A client that did not declare tasks may call every tool plainly (issue 32).
+        execution: { taskSupport: deps.session.tasks ? tool.taskSupport : 'optional' },
+      })),
+      ...FOLLOW_TOOLS.map((tool): Tool => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema as Tool['inputSchema'],
+        execution: { taskSupport: 'forbidden' },
+      })),
+    ],
   }));
   server.server.setRequestHandler(
     GetTaskPayloadRequestSchema,

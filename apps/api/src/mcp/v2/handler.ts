@@ -3,8 +3,10 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { TaskEngine } from '@longrun/engine';
 import { answerElicitation } from '../answers.js';
 import { JSONRPC, submitError, TASK_NOT_FOUND, TASKS_EXTENSION, type RpcError } from '../errors.js';
-import { inputKeyOf, toolResultOf } from '../task-views.js';
-import { toolNamed, toolsFrom } from '../tools.js';
+import { callFollowTool, FOLLOW_TOOLS, isFollowTool } from '../follow-tools.js';
+import { plainCall } from '../plain-call.js';
+import { inputKeyOf } from '../task-views.js';
+import { toolsFrom } from '../tools.js';
 import { INSTRUCTIONS, SERVER_INFO } from '../v1-server.js';
 import { isObject, readV2Message, V2_PROTOCOL_VERSION, type V2Request } from './framing.js';
 import { createTaskResult, detailedTask } from './views.js';
@@ -35,8 +37,9 @@ const NEEDS_TASKS: Answer = {
  *
  * `tools/call` from a client declaring the extension creates a task and answers
  * `resultType: "task"` once a `tasks/get` would find it (the engine's submit returns after the
- * record is written). A client without it gets a short tool's result in the same request and a
- * `-32021` for the others. `tasks/get|update|cancel` act for the caller's tenant only.
+ * record is written). A client without it gets a short tool's result in the same request and
+ * the handle as a tool result for the others, followed with the follow tools (issue 32).
+ * `tasks/get|update|cancel` act for the caller's tenant only.
  */
 export async function serveV2(deps: V2Deps, req: Request, res: Response): Promise<void> {
   const framed = readV2Message(req.headers, req.body);
@@ -96,11 +99,14 @@ async function dispatch(
       return {
         result: {
           resultType: 'complete',
-          tools: toolsFrom(await engine.jobTypes()).map((t) => ({
-            name: t.name,
-            description: t.description,
-            inputSchema: t.inputSchema,
-          })),
+          tools: [
+            ...toolsFrom(await engine.jobTypes()).map((t) => ({
+              name: t.name,
+              description: t.description,
+              inputSchema: t.inputSchema,
+            })),
+            ...FOLLOW_TOOLS,
+          ],
           // The list follows the workers: a client should ask again rather than cache it.
           ttlMs: 0,
           cacheScope: 'public',
@@ -127,13 +133,16 @@ async function callTool(
 ): Promise<Answer> {
   const { name, arguments: input = {} } = request.params;
   if (typeof name !== 'string') return invalidParams('params.name must be a string');
-  let plainWaitMs: number | undefined;
+  if (isFollowTool(name)) {
+    const result = await callFollowTool(engine, tenant, name, input, { signal: context.signal });
+    return { result: { resultType: 'complete', ...result } };
+  }
   if (!request.tasks) {
-    // A worker may have registered the type a moment ago: read the registry before refusing.
-    const tool = toolNamed(engine.knownJobTypes, name) ?? toolNamed(await engine.jobTypes(), name);
-    if (!tool) return invalidParams(`Unknown tool: ${name}`);
-    if (tool.plainWaitMs === undefined) return NEEDS_TASKS;
-    plainWaitMs = tool.plainWaitMs;
+    // Without the extension: a short tool's result, or a long tool's handle (issue 32).
+    const outcome = await plainCall(engine, tenant, name, input, context);
+    if (outcome.kind === 'unknown') return invalidParams(`Unknown tool: ${name}`);
+    if (outcome.kind === 'refused') return { error: outcome.error };
+    return { result: { resultType: 'complete', ...outcome.result } };
   }
   const submitted = await engine.submit(
     tenant,
@@ -143,23 +152,7 @@ async function callTool(
   if (submitted.kind !== 'created' && submitted.kind !== 'replayed') {
     return { error: submitError(submitted) };
   }
-  const task = submitted.task;
-  if (plainWaitMs === undefined) return { result: createTaskResult(task) };
-  // A short tool for a client without tasks: its result, in this request.
-  const finished = await engine.result(tenant, task.taskId, plainWaitMs, context.signal);
-  if (finished.kind === 'finished') {
-    return { result: { resultType: 'complete', ...toolResultOf(finished.result) } };
-  }
-  await engine.cancel(tenant, task.taskId);
-  return {
-    result: {
-      resultType: 'complete',
-      ...toolResultOf({
-        status: 'cancelled',
-        error: { message: `The tool did not finish within ${plainWaitMs} ms and was cancelled` },
-      }),
-    },
-  };
+  return { result: createTaskResult(submitted.task) };
 }
 
 async function taskMethod(
