@@ -13,6 +13,7 @@ import {
   CreateTaskResultSchema,
   ElicitRequestSchema,
   McpError,
+  TaskStatusNotificationSchema,
   ToolListChangedNotificationSchema,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -365,6 +366,41 @@ describe('tasks', () => {
     const asTask = await rpcError(createTask(alpha, 'no-such-tool', {}));
     expect(asTask.code).toBe(-32602);
     expect(asTask.message).toMatch(/no-such-tool/);
+  });
+});
+
+describe('status push', () => {
+  it("the GET stream carries notifications/tasks/status for each status change of the tenant's tasks", async () => {
+    const { client } = await connect(KEY_A);
+    const pushed: { taskId: string; status: string }[] = [];
+    client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+      pushed.push({ taskId: n.params.taskId, status: n.params.status });
+    });
+    const from = lb.log.length;
+    await waitFor(async () => lb.log.slice(from - 5).some((r) => r.httpMethod === 'GET') || undefined);
+    await new Promise((r) => setTimeout(r, 1500)); // the stream's first read of the tasks
+    const { client: beta } = await connect(KEY_B);
+    const theirs = await createTask(beta, 'sleep', { ms: 100 });
+    // Made through another client, on either replica: the stream's replica hears of it.
+    const sleep = await createTask(alpha, 'sleep', { ms: 300 });
+    const approval = await createTask(alpha, 'approval', { question: 'Pushed?' });
+    const of = (id: string) => pushed.filter((p) => p.taskId === id).map((p) => p.status);
+    await waitFor(async () => of(sleep.taskId).includes('completed') || undefined, {
+      what: 'the sleep task completed, pushed',
+    });
+    await waitFor(async () => of(approval.taskId).includes('input_required') || undefined, {
+      what: 'the approval input_required, pushed',
+    });
+    await alpha.experimental.tasks.cancelTask(approval.taskId);
+    await waitFor(async () => of(approval.taskId).includes('cancelled') || undefined, {
+      what: 'the cancel, pushed',
+    });
+    // Each change once, in order; never another tenant's task.
+    expect(of(approval.taskId)).toEqual(['working', 'input_required', 'cancelled'].slice(-of(approval.taskId).length));
+    expect(of(sleep.taskId).at(-1)).toBe('completed');
+    expect(new Set(of(sleep.taskId)).size).toBe(of(sleep.taskId).length);
+    await beta.experimental.tasks.getTaskResult(theirs.taskId, CallToolResultSchema);
+    expect(of(theirs.taskId)).toEqual([]);
   });
 });
 

@@ -32,7 +32,7 @@ const argsSchemas = {
     .describe(
       'Reads a longrun task: its status, progress and status message, then its result or error, ' +
         'or the input it waits for. With waitSeconds it waits (at most 50 s) for the task to change ' +
-        'status or finish before answering.',
+        'status or finish before answering (a task waiting for input answers at once).',
     ),
   [FOLLOW.answer]: z
     .strictObject({

@@ -4,7 +4,10 @@ import type { TaskEngine } from '@longrun/engine';
 export interface FollowOptions {
   /** The most to wait (ms); 0 reads the task once. */
   waitMs: number;
-  /** Stop at the first change of status (else only when the task ends). */
+  /**
+   * Stop at the first change of status, or at once when the task waits for input (else only when
+   * the task ends).
+   */
   untilStatusChange: boolean;
   /** Stops the wait (the client is gone). */
   signal: AbortSignal;
@@ -28,6 +31,8 @@ export async function followTask(
   if (watch.kind === 'notFound' || !watch.first) return null;
   const first = watch.first.handle;
   if (isTerminal(first.status) || opts.waitMs <= 0 || opts.signal.aborted) return first;
+  // A task that waits for input waits for the caller: answer now rather than hold the call.
+  if (opts.untilStatusChange && first.status === 'input_required') return first;
   return new Promise((resolve) => {
     let latest = first;
     let settled = false;

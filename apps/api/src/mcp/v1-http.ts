@@ -6,6 +6,7 @@ import type { TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
 import { mintSession, readSession, type McpSession } from './session.js';
 import { isSideChannelAnswer, readSideChannelId, type SideChannelAnswer } from './side-channel.js';
+import { pushTaskStatuses } from './status-push.js';
 import type { ToolListChanges } from './tool-list-changes.js';
 import { v1Server } from './v1-server.js';
 
@@ -71,22 +72,35 @@ export async function postV1(deps: V1Deps, req: Request, res: Response): Promise
 /**
  * The GET stream of the 2025-11-25 door: server-to-client notifications of the session, here
  * `notifications/tools/list_changed` when the registered job types change (every replica sees
- * the registry, so the replica holding the stream tells it).
+ * the registry, so the replica holding the stream tells it), and, to a client that declared
+ * tasks, `notifications/tasks/status` on each status change of its tenant's tasks
+ * (`pushTaskStatuses`).
  */
 export async function getV1(deps: V1Deps, req: Request, res: Response): Promise<void> {
   const session = sessionOf(req, res);
   if (!session) return;
+  const tenant = res.locals.tenant as string;
   const { server, transport } = v1Server({
     engine: deps.engine,
-    tenant: res.locals.tenant as string,
+    tenant,
     session,
     maxTtlMs: deps.maxTtlMs,
     logger: deps.logger,
     validator: deps.validator,
   });
   const off = deps.toolChanges.add(() => server.sendToolListChanged());
+  const stopPush = session.tasks
+    ? pushTaskStatuses(deps.engine, tenant, {
+        relistMs: Math.max(5 * deps.engine.pollIntervalMs, 1000),
+        send: (task) =>
+          void server.server
+            .notification({ method: 'notifications/tasks/status', params: task })
+            .catch(() => undefined),
+      })
+    : () => undefined;
   res.on('close', () => {
     off();
+    stopPush();
     void server.close();
   });
   await server.connect(transport);
