@@ -6,6 +6,7 @@
  * hold the `tasks/result` stream it answers. Every task is also read at `GET /v1/jobs/<id>`.
  */
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -115,6 +116,27 @@ describe('the /mcp endpoint', () => {
         expect(res.status, `${method} ${key}`).toBe(401);
         expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
       }
+    }
+    // A browser page whose origin is not this machine (DNS rebinding) is refused first: 403.
+    for (const [origin, host, status] of [
+      ['http://evil.example.com', 'evil.example.com', 403],
+      ['http://evil.example.com', '127.0.0.1', 403],
+      ['http://127.0.0.1:1', 'evil.example.com', 403],
+      ['http://localhost:3000', 'localhost:3000', 401],
+    ] as const) {
+      const res = await new Promise<number>((done, fail) => {
+        const req = httpRequest(
+          `${stack.apis[0]!.url}/mcp`,
+          { method: 'POST', headers: { origin, host } },
+          (r) => {
+            r.resume();
+            done(r.statusCode ?? 0);
+          },
+        );
+        req.on('error', fail);
+        req.end('{}');
+      });
+      expect(res, `${origin} ${host}`).toBe(status);
     }
     const transport = new StreamableHTTPClientTransport(lb.url, { fetch: lb.fetch });
     const client = new Client({ name: 'anonymous', version: '1.0.0' });

@@ -5,6 +5,7 @@ import type { TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
 import { jsonBody } from '../http/json-body.js';
 import { holdStream, type StreamSlots } from '../http/stream-slots.js';
+import { checkOrigin } from './origin.js';
 import { ToolListChanges } from './tool-list-changes.js';
 import { getV1, postV1, rpcError, type V1Deps } from './v1-http.js';
 import { serveV2 } from './v2/handler.js';
@@ -44,12 +45,13 @@ export function mountMcp(router: IRouter, deps: McpDoorDeps): void {
   };
   const v2 = { engine: deps.engine };
   const held = holdStream(deps.streams, holdsTaskResult);
-  router.post(MCP_PATH, ...deps.before, jsonBody(), held, async (req: Request, res: Response) => {
+  router.post(MCP_PATH, checkOrigin, ...deps.before, jsonBody(), held, async (req: Request, res: Response) => {
     if (isV2(req)) await serveV2(v2, req, res);
     else await postV1(v1, req, res);
   });
   router.get(
     MCP_PATH,
+    checkOrigin,
     ...deps.before,
     holdStream(deps.streams, (req) => !isV2(req)),
     async (req: Request, res: Response) => {
@@ -59,10 +61,10 @@ export function mountMcp(router: IRouter, deps: McpDoorDeps): void {
     },
   );
   // Sessions live in their ids, not on a server: there is nothing to end (the spec's 405).
-  router.delete(MCP_PATH, ...deps.before, (_req: Request, res: Response) =>
+  router.delete(MCP_PATH, checkOrigin, ...deps.before, (_req: Request, res: Response) =>
     notAllowed(res, 'GET, POST'),
   );
-  router.all(MCP_PATH, ...deps.before, (_req: Request, res: Response) =>
+  router.all(MCP_PATH, checkOrigin, ...deps.before, (_req: Request, res: Response) =>
     notAllowed(res, 'GET, POST'),
   );
 }
