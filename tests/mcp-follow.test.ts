@@ -7,6 +7,8 @@
  * it to the end.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -250,5 +252,47 @@ describe('progress', () => {
     const values = seen.map((p) => p.progress);
     expect(values).toEqual([...values].sort((a, b) => a - b));
     expect(new Set(values).size).toBe(values.length);
+  });
+});
+
+/** The README's exchange as the server answers it now: each call and its result, one per line. */
+async function readmeExchange(client: Client): Promise<string> {
+  const lines: string[] = [];
+  const step = async (name: string, args: Record<string, unknown>) => {
+    const result = await call(client, name, args);
+    lines.push(`→ tools/call ${JSON.stringify({ name, arguments: args })}`);
+    lines.push(`← ${JSON.stringify(result)}`);
+    return result;
+  };
+  const started = await step('approval', { question: 'Ship release 42?' });
+  const taskId = view(started).taskId;
+  await step('longrun_get_task', { taskId, waitSeconds: 30 });
+  await step('longrun_answer_task', { taskId, input: { approved: true } });
+  await step('longrun_get_task', { taskId, waitSeconds: 30 });
+  return normalise(lines.join('\n'));
+}
+
+/** Ids and the test stack's poll interval as the README shows them (the defaults). */
+function normalise(text: string): string {
+  return text
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, README_TASK_ID)
+    .replaceAll('"pollIntervalMs":200', '"pollIntervalMs":5000');
+}
+
+const README_TASK_ID = '0b4e7d62-5d0f-4b1e-9c3a-2f6e8a1d7c55';
+const README = resolve(import.meta.dirname, '../README.md');
+const EXCHANGE = /(## Agents without MCP Tasks\n[\s\S]*?```text\n)([\s\S]*?)(```)/;
+
+describe('the README', () => {
+  it('"Agents without MCP Tasks" shows the exchange exactly as the server answers it', async () => {
+    const exchange = await readmeExchange(alpha);
+    const readme = readFileSync(README, 'utf8');
+    // LONGRUN_UPDATE_README=1 writes it (how the section was made); otherwise it must match.
+    if (process.env.LONGRUN_UPDATE_README === '1') {
+      writeFileSync(README, readme.replace(EXCHANGE, (_m, a, _b, c) => `${a}${exchange}\n${c}`));
+    }
+    const shown = EXCHANGE.exec(readFileSync(README, 'utf8'));
+    expect(shown, 'the README section with its ```text exchange').not.toBeNull();
+    expect(shown![2]!.trimEnd()).toBe(exchange);
   });
 });

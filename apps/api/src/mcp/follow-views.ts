@@ -57,28 +57,29 @@ export function handleResult(handle: TaskHandle, opts: { started?: boolean } = {
 }
 
 function describeHandle(view: FollowView, opts: { started?: boolean }): string {
-  const id = view.taskId;
-  const head = opts.started
-    ? `Started task ${id} (${view.type}); it runs in the background.`
-    : `Task ${id} (${view.type}) is ${view.status}: ${view.statusMessage}.`;
-  const wait = `Call ${FOLLOW.get} with {"taskId":"${id}","waitSeconds":30} to wait for it to change or finish`;
+  const task = `Task ${view.taskId} (${view.type})`;
+  const follow =
+    `Call ${FOLLOW.get} with {"taskId":"${view.taskId}","waitSeconds":30} to wait for it to ` +
+    `change or finish (or ${FOLLOW.cancel} to stop it).`;
   switch (view.status) {
     case 'completed':
-      return `${head}\nResult: ${JSON.stringify(view.result ?? null)}`;
+      return `${task} completed.\nResult: ${JSON.stringify(view.result ?? null)}`;
     case 'failed':
-      return `${head}\nError: ${JSON.stringify(view.error ?? null)}`;
+      return `${task} failed: ${view.statusMessage}\nError: ${JSON.stringify(view.error ?? null)}`;
     case 'cancelled':
-      return head;
+      return `${task} was cancelled.`;
     case 'input_required': {
       const ask = view.inputRequest;
-      const schema = ask ? JSON.stringify(ask.schema) : '{}';
       return (
-        `${head}\nIt waits for input: ${ask?.message ?? view.statusMessage}\n` +
-        `Answer with ${FOLLOW.answer} {"taskId":"${id}","input":{…}}, the input matching this JSON Schema: ${schema}`
+        `${task} waits for input: ${ask?.message ?? view.statusMessage}\n` +
+        `Answer with ${FOLLOW.answer} {"taskId":"${view.taskId}","input":{…}}, the input ` +
+        `matching this JSON Schema: ${JSON.stringify(ask?.schema ?? {})}`
       );
     }
     default:
-      return `${head}\n${wait} (or ${FOLLOW.cancel} to stop it).`;
+      return opts.started
+        ? `Started task ${view.taskId} (${view.type}); it runs in the background.\n${follow}`
+        : `${task} is working: ${view.statusMessage}.\n${follow}`;
   }
 }
 
