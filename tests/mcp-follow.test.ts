@@ -123,7 +123,10 @@ describe('a client without the tasks capability', () => {
     const done = await getUntil(alpha, handle.taskId, ['completed']);
     expect(done).toMatchObject({ taskId: handle.taskId, result: { sleptMs: 1200 } });
     // The same task over HTTP, and the calls were served by both replicas.
-    const overHttp = await httpClient(stack.apis[1]!.url, KEY_A)('GET', `/v1/jobs/${handle.taskId}`);
+    const overHttp = await httpClient(stack.apis[1]!.url, KEY_A)(
+      'GET',
+      `/v1/jobs/${handle.taskId}`,
+    );
     expect(overHttp.body).toMatchObject({ status: 'completed', result: { sleptMs: 1200 } });
     const served = lb.log.slice(from).filter((r) => r.rpc === 'tools/call');
     expect(new Set(served.map((r) => r.replica))).toEqual(new Set([0, 1]));
@@ -143,8 +146,9 @@ describe('a client without the tasks capability', () => {
     expect(bad.isError).toBe(true);
     expect(text(bad)).toMatch(/input\.approved/);
     expect(text(bad)).toMatch(/longrun_answer_task again/);
-    expect((await httpClient(stack.apis[0]!.url, KEY_A)('GET', `/v1/jobs/${started.taskId}`)).body)
-      .toMatchObject({ status: 'input_required' });
+    expect(
+      (await httpClient(stack.apis[0]!.url, KEY_A)('GET', `/v1/jobs/${started.taskId}`)).body,
+    ).toMatchObject({ status: 'input_required' });
     const good = await call(alpha, 'longrun_answer_task', {
       taskId: started.taskId,
       input: { approved: true, comment: 'ship it' },
@@ -168,7 +172,8 @@ describe('a client without the tasks capability', () => {
     expect(cancelled.isError, text(cancelled)).toBeFalsy();
     expect(view(cancelled).status).toBe('cancelled');
     expect(
-      (await httpClient(stack.apis[1]!.url, KEY_A)('GET', `/v1/jobs/${started.taskId}`)).body.status,
+      (await httpClient(stack.apis[1]!.url, KEY_A)('GET', `/v1/jobs/${started.taskId}`)).body
+        .status,
     ).toBe('cancelled');
     const again = await call(alpha, 'longrun_cancel_task', { taskId: started.taskId });
     expect(again.isError).toBe(true);
@@ -289,7 +294,10 @@ describe('the README', () => {
     const readme = readFileSync(README, 'utf8');
     // LONGRUN_UPDATE_README=1 writes it (how the section was made); otherwise it must match.
     if (process.env.LONGRUN_UPDATE_README === '1') {
-      writeFileSync(README, readme.replace(EXCHANGE, (_m, a, _b, c) => `${a}${exchange}\n${c}`));
+      writeFileSync(
+        README,
+        readme.replace(EXCHANGE, (_m, a, _b, c) => `${a}${exchange}\n${c}`),
+      );
     }
     const shown = EXCHANGE.exec(readFileSync(README, 'utf8'));
     expect(shown, 'the README section with its ```text exchange').not.toBeNull();

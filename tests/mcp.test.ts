@@ -187,7 +187,12 @@ describe('tools', () => {
       name: string;
       inputSchema: Record<string, unknown>;
     }[];
-    const follow = ['longrun_get_task', 'longrun_answer_task', 'longrun_cancel_task', 'longrun_list_tasks'];
+    const follow = [
+      'longrun_get_task',
+      'longrun_answer_task',
+      'longrun_cancel_task',
+      'longrun_list_tasks',
+    ];
     expect(tools.map((t) => t.name)).toEqual([...registry.map((t) => t.name).sort(), ...follow]);
     for (const tool of tools.filter((t) => !follow.includes(t.name))) {
       const type = registry.find((t) => t.name === tool.name)!;
@@ -399,7 +404,9 @@ describe('status push', () => {
       pushed.push({ taskId: n.params.taskId, status: n.params.status });
     });
     const from = lb.log.length;
-    await waitFor(async () => lb.log.slice(from - 5).some((r) => r.httpMethod === 'GET') || undefined);
+    await waitFor(
+      async () => lb.log.slice(from - 5).some((r) => r.httpMethod === 'GET') || undefined,
+    );
     await new Promise((r) => setTimeout(r, 1500)); // the stream's first read of the tasks
     const { client: beta } = await connect(KEY_B);
     const theirs = await createTask(beta, 'sleep', { ms: 100 });
@@ -418,7 +425,9 @@ describe('status push', () => {
       what: 'the cancel, pushed',
     });
     // Each change once, in order; never another tenant's task.
-    expect(of(approval.taskId)).toEqual(['working', 'input_required', 'cancelled'].slice(-of(approval.taskId).length));
+    expect(of(approval.taskId)).toEqual(
+      ['working', 'input_required', 'cancelled'].slice(-of(approval.taskId).length),
+    );
     expect(of(sleep.taskId).at(-1)).toBe('completed');
     expect(new Set(of(sleep.taskId)).size).toBe(of(sleep.taskId).length);
     await beta.experimental.tasks.getTaskResult(theirs.taskId, CallToolResultSchema);

@@ -66,7 +66,11 @@ export interface FollowToolSpec {
 
 /** The four follow tools, as listed. */
 export const FOLLOW_TOOLS: FollowToolSpec[] = Object.entries(argsSchemas).map(([name, schema]) => {
-  const { $schema: _dialect, description, ...inputSchema } = z.toJSONSchema(schema, {
+  const {
+    $schema: _dialect,
+    description,
+    ...inputSchema
+  } = z.toJSONSchema(schema, {
     target: 'draft-2020-12',
     io: 'input',
   });
@@ -100,12 +104,18 @@ export async function callFollowTool(
   if (!parsed.success) {
     return toolError(
       'Invalid arguments',
-      parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(arguments)', message: i.message })),
+      parsed.error.issues.map((i) => ({
+        path: i.path.join('.') || '(arguments)',
+        message: i.message,
+      })),
     );
   }
   switch (name) {
     case FOLLOW.get: {
-      const { taskId: id, waitSeconds = 0 } = parsed.data as { taskId: string; waitSeconds?: number };
+      const { taskId: id, waitSeconds = 0 } = parsed.data as {
+        taskId: string;
+        waitSeconds?: number;
+      };
       const handle = await followTask(engine, tenant, id, {
         waitMs: waitSeconds * 1000,
         untilStatusChange: true,

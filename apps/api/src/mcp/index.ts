@@ -45,10 +45,17 @@ export function mountMcp(router: IRouter, deps: McpDoorDeps): void {
   };
   const v2 = { engine: deps.engine };
   const held = holdStream(deps.streams, holdsTaskResult);
-  router.post(MCP_PATH, checkOrigin, ...deps.before, jsonBody(), held, async (req: Request, res: Response) => {
-    if (isV2(req)) await serveV2(v2, req, res);
-    else await postV1(v1, req, res);
-  });
+  router.post(
+    MCP_PATH,
+    checkOrigin,
+    ...deps.before,
+    jsonBody(),
+    held,
+    async (req: Request, res: Response) => {
+      if (isV2(req)) await serveV2(v2, req, res);
+      else await postV1(v1, req, res);
+    },
+  );
   router.get(
     MCP_PATH,
     checkOrigin,

@@ -49,7 +49,8 @@ export async function plainCall(
   }
   const task = submitted.task;
   const waitMs = tool.plainWaitMs;
-  if (waitMs === undefined) return { kind: 'result', result: handleResult(task, { started: true }) };
+  if (waitMs === undefined)
+    return { kind: 'result', result: handleResult(task, { started: true }) };
   await followTask(engine, tenant, task.taskId, {
     waitMs,
     untilStatusChange: false,
@@ -57,7 +58,8 @@ export async function plainCall(
     onUpdate: ctx.onUpdate,
   });
   const finished = await engine.result(tenant, task.taskId);
-  if (finished.kind === 'finished') return { kind: 'result', result: toolResultOf(finished.result) };
+  if (finished.kind === 'finished')
+    return { kind: 'result', result: toolResultOf(finished.result) };
   await engine.cancel(tenant, task.taskId);
   return {
     kind: 'result',

@@ -36,18 +36,18 @@ export async function followTask(
   return new Promise((resolve) => {
     let latest = first;
     let settled = false;
-    let stop: (() => void) | undefined;
+    const watching: { stop?: () => void } = {}; // set once start returns
     const finish = () => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       opts.signal.removeEventListener('abort', finish);
-      stop?.();
+      watching.stop?.();
       resolve(latest);
     };
     const timer = setTimeout(finish, opts.waitMs);
     opts.signal.addEventListener('abort', finish, { once: true });
-    stop = watch.start({
+    watching.stop = watch.start({
       send(handle) {
         if (settled) return;
         latest = handle;
@@ -58,7 +58,7 @@ export async function followTask(
       heartbeat: () => undefined,
       end: finish,
     });
-    if (settled) stop();
+    if (settled) watching.stop();
   });
 }
 

@@ -38,7 +38,10 @@ export const INSTRUCTIONS =
 /** What the plain tools/call route reads of the SDK's request extra. */
 interface PlainExtra {
   signal: AbortSignal;
-  sendNotification(notification: { method: string; params: Record<string, unknown> }): Promise<void>;
+  sendNotification(notification: {
+    method: string;
+    params: Record<string, unknown>;
+  }): Promise<void>;
 }
 
 export interface V1RequestDeps {
@@ -128,7 +131,10 @@ export function v1Server(deps: V1RequestDeps): {
       );
       const args = request.params?.arguments;
       if (isFollowTool(name)) {
-        return (await callFollowTool(engine, tenant, name, args, { signal, onUpdate })) as CallToolResult;
+        return (await callFollowTool(engine, tenant, name, args, {
+          signal,
+          onUpdate,
+        })) as CallToolResult;
       }
       const outcome = await plainCall(engine, tenant, name, args, {
         requestId: deps.requestId,
