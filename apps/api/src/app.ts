@@ -20,6 +20,7 @@ import { indexRouter } from './routes/index.js';
 import { addJobTypeRoutes } from './routes/job-types.js';
 import { addJobRoutes } from './routes/jobs.js';
 import { problemsRouter } from './routes/problems.js';
+import { addReplayRoutes } from './routes/replay.js';
 import { addScheduleRoutes } from './routes/schedules.js';
 import { mountMcp } from './mcp/index.js';
 
@@ -87,6 +88,7 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   const before = [requireTenant(deps.keys), ...limits];
   // One count of open streams for every door (http/stream-slots.ts).
   const streams = new StreamSlots(deps.streams ?? defaultStreamLimits());
+  addReplayRoutes(app, deps.engine, before);
   addJobRoutes(app, deps.engine, before, deps.logger, streams);
   addJobTypeRoutes(app, deps.engine, before);
   addScheduleRoutes(app, deps.engine, before);

@@ -208,7 +208,7 @@ export function addJobRoutes(
 }
 
 /** One batch item's answer: what `POST /v1/jobs` would have answered, as a status and a body. */
-function batchItem(outcome: BatchItemOutcome, retryAfter: number): Record<string, unknown> {
+export function batchItem(outcome: BatchItemOutcome, retryAfter: number): Record<string, unknown> {
   if (outcome.kind === 'created') return { status: 202, task: outcome.task };
   if (outcome.kind === 'replayed') return { status: 202, replayed: true, task: outcome.task };
   const problem = batchItemProblem(outcome, retryAfter);

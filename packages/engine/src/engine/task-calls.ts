@@ -40,14 +40,14 @@ export class TaskCalls {
   async list(tenant: string, query: unknown): Promise<ListOutcome> {
     const parsed = listJobsQuerySchema.safeParse(query);
     if (!parsed.success) return invalid(400, 'The query is invalid', fieldErrors(parsed.error));
-    const { status, type, scheduleId, limit, cursor, view } = parsed.data;
+    const { status, type, scheduleId, tag, limit, cursor, view } = parsed.data;
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     if (after === null) {
       return invalid(400, 'The query is invalid', [
         { path: 'cursor', message: 'must be a value returned as nextCursor' },
       ]);
     }
-    const wanted = { status, type, scheduleId, limit, after, view };
+    const wanted = { status, type, scheduleId, tag, limit, after, view };
     const page = await this.deps.redis(() =>
       mergedPage(this.deps.shards.configured, tenant, wanted),
     );
