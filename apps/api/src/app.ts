@@ -13,6 +13,7 @@ import { requestLog, type RequestObserver } from './http/request-log.js';
 import { errorHandler, notFound } from './http/problem.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { consoleRouter } from './routes/console.js';
 import { docsRouter } from './routes/docs.js';
 import { ADMIN_QUEUES_PATH, adminRouter } from './routes/admin.js';
 import { healthRouter } from './routes/health.js';
@@ -113,6 +114,8 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
       jobTypes: () => deps.engine.knownJobTypes,
     }),
   );
+  // The task console (static files; the page calls the task routes with the tenant's key).
+  app.use(consoleRouter());
   // What each problem's `type` resolves to.
   app.use(problemsRouter());
   // `GET /`: where to go from here (the docs, the document, the task routes).

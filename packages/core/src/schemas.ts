@@ -178,7 +178,12 @@ export const taskHandleSchema = z.object({
   tags: z.array(z.string()).optional(),
   /** The task this one is a replay of (`POST /v1/jobs/{id}/replay`). */
   replayOf: z.string().optional(),
+  /** The submit's input: only on the task's own `GET` with `include=input`. */
+  input: jsonObjectSchema.optional(),
 });
+
+/** Query of `GET /v1/jobs/<id>`: `include=input` adds the task's input to the handle. */
+export const getJobQuerySchema = z.strictObject({ include: z.enum(['input']).optional() });
 export type TaskHandle = z.infer<typeof taskHandleSchema>;
 
 /** `GET /v1/jobs/<id>/result` once the task is terminal. */

@@ -225,10 +225,9 @@ export class TaskEngine {
     return this.replays.many(tenant, body, opts);
   }
 
-  /** The task's handle: one `HMGET` of what a handle shows, never the input or answers. */
-  async get(tenant: string, id: string): Promise<GetOutcome> {
-    const view = await this.calls.owned(tenant, id);
-    return 'kind' in view ? view : { kind: 'found', task: this.calls.handle(view) };
+  /** The task's handle: one `HMGET` of what a handle shows; the input only when asked. */
+  get(tenant: string, id: string, opts: { input?: boolean } = {}): Promise<GetOutcome> {
+    return this.calls.get(tenant, id, opts);
   }
 
   /** The tenant's tasks, newest first, as summaries (no result) unless `view=full`. */
