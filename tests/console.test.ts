@@ -10,6 +10,15 @@ import { waitFor } from './helpers/http.js';
 import { startScript, type Proc } from './helpers/processes.js';
 import { KEY_A, startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
 
+// The page's globals these checks read in the browser (the tests type-check without the DOM lib).
+declare const document: {
+  activeElement: unknown;
+  cookie: string;
+  documentElement: { scrollWidth: number };
+};
+declare const sessionStorage: { getItem(key: string): string | null };
+declare const window: { marker?: number };
+
 const root = resolve(import.meta.dirname, '..');
 let api: InProcessApi;
 let worker: Proc;
@@ -41,6 +50,9 @@ async function openTask(page: Page, id: string): Promise<void> {
   await page.goto(`${api.url}/console/#/task/${id}`);
   await page.locator('[data-fact="Task id"]', { hasText: id }).waitFor();
 }
+
+/** Whether a located element has the focus (runs in the page). */
+const FOCUSED = (el: unknown) => el === document.activeElement;
 
 const statusOf = async (id: string) => (await api.http('GET', `/v1/jobs/${id}`)).body.status;
 
@@ -97,7 +109,7 @@ describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
   it('signs in with the key, kept in sessionStorage only', async () => {
     await page.goto(`${api.url}/console/`);
     const key = page.getByLabel('API key');
-    await expect.poll(() => key.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => key.evaluate(FOCUSED)).toBe(true);
     await key.fill('not-a-key-of-this-api-000');
     await key.press('Enter');
     await page.getByText('The API did not accept this key.').waitFor();
@@ -158,7 +170,7 @@ describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
       .evaluate(
         (form) =>
           [...form.querySelectorAll('input, select, textarea')].filter(
-            (el) => (el as HTMLInputElement).labels?.length === 0,
+            (el) => (el as unknown as { labels: unknown[] }).labels.length === 0,
           ).length,
       );
     expect(unlabelled).toBe(0);
@@ -192,7 +204,7 @@ describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
     expect(shown).toBe(said?.message);
     expect(await amount.getAttribute('aria-invalid')).toBe('true');
     // The focus went to the field to fix.
-    expect(await amount.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await amount.evaluate(FOCUSED)).toBe(true);
     expect(await statusOf(id)).toBe('input_required');
     await amount.fill('250');
     await page.getByRole('button', { name: 'Send answer' }).click();
@@ -223,9 +235,9 @@ describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
     const id = await submit({ type: 'sleep', input: { ms: 2500 } });
     await openTask(page, id);
     await page.locator('[data-fact="Status"] .s-working').waitFor();
-    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
+    await page.evaluate(() => (window.marker = 1));
     await page.locator('[data-fact="Status"] .s-completed').waitFor({ timeout: 20_000 });
-    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1);
+    expect(await page.evaluate(() => window.marker)).toBe(1);
     // The timeline has the task's events, the last the completion.
     const events = await page.locator('.timeline li').allInnerTexts();
     expect(events.length).toBeGreaterThanOrEqual(2);
