@@ -242,6 +242,13 @@ describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
     const events = await page.locator('.timeline li').allInnerTexts();
     expect(events.length).toBeGreaterThanOrEqual(2);
     expect(events.at(-1)).toContain('completed');
+    // A row of the list changes live too.
+    const listed = await submit({ type: 'sleep', input: { ms: 2500 }, tags: ['live-list'] });
+    await page.goto(`${api.url}/console/#/?tag=live-list`);
+    const row = page.locator(`tr[data-task-id="${listed}"]`);
+    await row.locator('.s-working').waitFor();
+    await row.locator('.s-completed').waitFor({ timeout: 20_000 });
+    expect(await page.evaluate(() => window.marker)).toBe(1);
     if (process.env.LONGRUN_CONSOLE_SCREENSHOT) {
       await page.setViewportSize({ width: 1100, height: 760 });
       await page.goto(`${api.url}/console/#/?tag=nightly`);
