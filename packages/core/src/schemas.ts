@@ -182,8 +182,11 @@ export const taskHandleSchema = z.object({
   input: jsonObjectSchema.optional(),
 });
 
-/** Query of `GET /v1/jobs/<id>`: `include=input` adds the task's input to the handle. */
-export const getJobQuerySchema = z.strictObject({ include: z.enum(['input']).optional() });
+/**
+ * Query of `GET /v1/jobs/<id>`: `include=input` adds the task's input to the handle. Other
+ * parameters are ignored, as they always were on a poll (a cache-buster must not turn it into 400).
+ */
+export const getJobQuerySchema = z.object({ include: z.enum(['input']).optional() });
 export type TaskHandle = z.infer<typeof taskHandleSchema>;
 
 /** `GET /v1/jobs/<id>/result` once the task is terminal. */
