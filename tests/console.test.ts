@@ -150,6 +150,21 @@ describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
     await expect
       .poll(() => rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-task-id'))))
       .toEqual([pending]);
+    // Pages of 20, by the API's cursor.
+    const many = Array.from({ length: 21 }, (_, i) => ({
+      type: 'echo',
+      input: { i },
+      tags: ['many'],
+    }));
+    expect((await api.http('POST', '/v1/jobs/batch', { body: { tasks: many } })).status).toBe(207);
+    await page.goto(`${api.url}/console/#/?tag=many`);
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.getByRole('link', { name: 'Next page' }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.getByRole('link', { name: 'First page' }).click();
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.goto(`${api.url}/console/#/?tag=nightly&status=working`);
+    await expect.poll(() => rows.count()).toBe(1);
     // Usable at phone width: nothing wider than the screen.
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
       390,
