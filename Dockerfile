@@ -64,6 +64,7 @@ COPY --from=build /app/packages/engine/lua packages/engine/lua
 COPY --from=build /app/packages/worker/dist packages/worker/dist
 COPY --from=build /app/apps/worker/dist apps/worker/dist
 COPY --from=build /app/apps/api/dist apps/api/dist
+COPY --from=build /app/apps/api/console apps/api/console
 # docker-compose.yml's api command: the API, with a generated key when LONGRUN_API_KEYS is empty.
 COPY scripts/compose-api.mjs scripts/
 

@@ -1,6 +1,20 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** What the console's modules use of the browser. */
+const browserGlobals = Object.fromEntries(
+  [
+    'document',
+    'window',
+    'location',
+    'sessionStorage',
+    'Node',
+    'URLSearchParams',
+    'TextDecoderStream',
+    'requestAnimationFrame',
+  ].map((name) => [name, 'readonly']),
+);
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.turbo/**', '.data/**', 'coverage/**'] },
   js.configs.recommended,
@@ -28,5 +42,10 @@ export default tseslint.config(
       ],
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
+  },
+  {
+    // The task console runs in the browser (plain ES modules, no build step).
+    files: ['apps/api/console/**/*.js'],
+    languageOptions: { globals: browserGlobals },
   },
 );

@@ -66,6 +66,10 @@ describe('queue dashboard (bull-board) at /admin/queues', () => {
       });
       const page = await context.newPage();
       const outside: string[] = [];
+      const fonts: string[] = [];
+      page.on('request', (r) => {
+        if (r.resourceType() === 'font') fonts.push(r.url());
+      });
       await page.route('**/*', (route) => {
         const host = new URL(route.request().url()).hostname;
         if (host === '127.0.0.1') return route.continue();
@@ -79,6 +83,8 @@ describe('queue dashboard (bull-board) at /admin/queues', () => {
       });
       const doc = await page.goto(`${api.url}/admin/queues`);
       expect(doc?.headers()['content-security-policy']).toMatch(/default-src 'self'/);
+      // No web font, from anywhere (issue 30): the system's typefaces.
+      expect(doc?.headers()['content-security-policy']).toContain("font-src 'none'");
       expect(doc?.headers()['x-frame-options']).toBe('DENY');
       await page.getByText('tasks-slow').first().waitFor({ timeout: 20_000 });
       await page.waitForLoadState('networkidle');
@@ -95,6 +101,7 @@ describe('queue dashboard (bull-board) at /admin/queues', () => {
       // Nothing may leave the machine (the route handler aborted every outside request): the
       // page works offline, its fonts the system's (issue 27).
       expect(outside).toEqual([]);
+      expect(fonts).toEqual([]);
       // Nor may the CSP have had anything to refuse: the page links nothing outside.
       expect(blocked).toEqual([]);
       await context.close();

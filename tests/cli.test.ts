@@ -264,6 +264,37 @@ describe('a task from the shell', { timeout: 60_000 }, () => {
     });
   });
 
+  it('submit --tag labels the task; get shows the tags, list --tag filters by one', async () => {
+    const tagged = await longrun([
+      'submit',
+      'echo',
+      '--input',
+      '{"t":1}',
+      '--tag',
+      'cli-a',
+      '--tag',
+      'cli b',
+    ]);
+    expect(tagged.code, tagged.stderr).toBe(0);
+    const id = tagged.stdout.trim();
+    await longrun(['submit', 'echo', '--input', '{"t":2}', '--tag', 'cli-other']);
+    const shown = await longrun(['get', id]);
+    expect(shown.stdout).toMatch(/^tags {6}cli-a, cli b$/m);
+    const listed = await longrun(['list', '--tag', 'cli-a']);
+    expect(listed.code).toBe(0);
+    const lines = listed.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^TASK\s+TYPE\s+STATUS\s+UPDATED\s+TAGS\s+MESSAGE$/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain(id);
+    expect(lines[1]).toContain('cli-a,cli b');
+    const twice = await longrun(['list', '--tag', 'a', '--tag', 'b']);
+    expect(twice.code).toBe(4);
+    expect(twice.stderr).toContain('list takes one --tag');
+    const bad = await longrun(['submit', 'echo', '--tag', 'x'.repeat(65)]);
+    expect(bad.code).toBe(4);
+    expect(bad.stderr).toContain('tags.0');
+  });
+
   it('reads --input from a file and reuses an idempotency key', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'longrun-cli-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));

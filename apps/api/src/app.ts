@@ -13,6 +13,7 @@ import { requestLog, type RequestObserver } from './http/request-log.js';
 import { errorHandler, notFound } from './http/problem.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { consoleRouter } from './routes/console.js';
 import { docsRouter } from './routes/docs.js';
 import { ADMIN_QUEUES_PATH, adminRouter } from './routes/admin.js';
 import { healthRouter } from './routes/health.js';
@@ -20,6 +21,7 @@ import { indexRouter } from './routes/index.js';
 import { addJobTypeRoutes } from './routes/job-types.js';
 import { addJobRoutes } from './routes/jobs.js';
 import { problemsRouter } from './routes/problems.js';
+import { addReplayRoutes } from './routes/replay.js';
 import { addScheduleRoutes } from './routes/schedules.js';
 import { mountMcp } from './mcp/index.js';
 
@@ -87,6 +89,7 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   const before = [requireTenant(deps.keys), ...limits];
   // One count of open streams for every door (http/stream-slots.ts).
   const streams = new StreamSlots(deps.streams ?? defaultStreamLimits());
+  addReplayRoutes(app, deps.engine, before);
   addJobRoutes(app, deps.engine, before, deps.logger, streams);
   addJobTypeRoutes(app, deps.engine, before);
   addScheduleRoutes(app, deps.engine, before);
@@ -111,6 +114,8 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
       jobTypes: () => deps.engine.knownJobTypes,
     }),
   );
+  // The task console (static files; the page calls the task routes with the tenant's key).
+  app.use(consoleRouter());
   // What each problem's `type` resolves to.
   app.use(problemsRouter());
   // `GET /`: where to go from here (the docs, the document, the task routes).

@@ -4,14 +4,15 @@ export const HELP = `longrun: submit, follow and answer longrun tasks
 
 Usage
   longrun submit <type> [--input <json>] [--wait] [--idempotency-key <key>] [--ttl-ms <n>]
-                [--delay-ms <n> | --run-at <iso>] [--run-timeout-ms <n>]
+                [--delay-ms <n> | --run-at <iso>] [--run-timeout-ms <n>] [--tag <t>]...
   longrun get <id>              the task's handle
   longrun wait <id>             wait for it to finish (progress bar on a terminal)
   longrun result <id>           the outcome of a finished task
   longrun cancel <id>           stop it, wherever it runs
   longrun input <id> --input <json>
                                 answer a task that asks for input
-  longrun list [--status <s>] [--type <t>] [--schedule <id>] [--limit <n>] [--cursor <c>]
+  longrun list [--status <s>] [--type <t>] [--tag <t>] [--schedule <id>] [--limit <n>]
+               [--cursor <c>]
   longrun forget <id>           delete a finished task now
   longrun types                 the job types workers serve (0 workers: their tasks wait)
   longrun types --typescript [--out <file>]
@@ -39,6 +40,8 @@ Options
   --status <s>              (list) working, input_required, completed, cancelled, failed
   --type <t>                (list) only tasks of this job type
   --schedule <id>           (list) only tasks made by this schedule
+  --tag <t>                 (submit) label the task (repeat for up to 10 tags);
+                            (list) only tasks carrying this tag
   --cron <pattern>          (schedules create) when to run, e.g. '*/15 * * * *' (6 fields: seconds first)
   --tz <zone>               (schedules create) the time zone --cron is read in (default UTC)
   --every-ms <n>            (schedules create) run every n ms instead (the first run at once)
@@ -79,6 +82,7 @@ const OPTIONS = {
   status: { type: 'string' },
   type: { type: 'string' },
   schedule: { type: 'string' },
+  tag: { type: 'string', multiple: true },
   cron: { type: 'string' },
   tz: { type: 'string' },
   'every-ms': { type: 'string' },
@@ -112,6 +116,7 @@ const COMMANDS = {
       'run-timeout-ms',
       'callback-url',
       'callback-secret',
+      'tag',
     ],
   },
   get: { args: ['id'], options: [] },
@@ -119,7 +124,7 @@ const COMMANDS = {
   result: { args: ['id'], options: [] },
   cancel: { args: ['id'], options: [] },
   input: { args: ['id'], options: ['input'] },
-  list: { args: [], options: ['status', 'type', 'schedule', 'limit', 'cursor'] },
+  list: { args: [], options: ['status', 'type', 'tag', 'schedule', 'limit', 'cursor'] },
   forget: { args: ['id'], options: [] },
   types: { args: [], options: ['typescript', 'out'] },
   'schedules create': {
@@ -147,6 +152,7 @@ export interface Values {
   status?: string;
   type?: string;
   schedule?: string;
+  tag?: string[];
   cron?: string;
   tz?: string;
   'every-ms'?: string;

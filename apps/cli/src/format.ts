@@ -20,6 +20,8 @@ export function describe(task: TaskHandle): string {
   const percent = percentOf(task.progress);
   if (percent !== undefined) rows.push(['progress', `${Math.floor(percent)}%`]);
   else if (task.progress !== undefined) rows.push(['progress', JSON.stringify(task.progress)]);
+  if (task.tags?.length) rows.push(['tags', task.tags.join(', ')]);
+  if (task.replayOf) rows.push(['replay of', task.replayOf]);
   rows.push(['created', task.createdAt], ['updated', task.lastUpdatedAt]);
   if (task.status === 'completed') rows.push(['result', JSON.stringify(task.result)]);
   if (task.error) rows.push(['error', task.error.message]);
@@ -44,9 +46,18 @@ export function inputPrompt(task: TaskHandle): string {
 /** Tasks as a table, newest first, with the cursor of the next page. */
 export function table(list: TaskList): string {
   if (list.tasks.length === 0) return 'no tasks\n';
+  // A TAGS column only when a task on the page has tags: other pages read as they always did.
+  const tagged = list.tasks.some((t) => t.tags?.length);
   const lines = columns([
-    ['TASK', 'TYPE', 'STATUS', 'UPDATED', 'MESSAGE'],
-    ...list.tasks.map((t) => [t.taskId, t.type, t.status, t.lastUpdatedAt, t.statusMessage]),
+    ['TASK', 'TYPE', 'STATUS', 'UPDATED', ...(tagged ? ['TAGS'] : []), 'MESSAGE'],
+    ...list.tasks.map((t) => [
+      t.taskId,
+      t.type,
+      t.status,
+      t.lastUpdatedAt,
+      ...(tagged ? [t.tags?.join(',') ?? ''] : []),
+      t.statusMessage,
+    ]),
   ]);
   if (list.nextCursor) lines.push(`more: longrun list --cursor ${list.nextCursor}`);
   return `${lines.join('\n')}\n`;

@@ -30,6 +30,8 @@ export interface SubmitOptions {
   runAt?: Date | string;
   /** How long one run may take (no more than the job type's own timeout). */
   timeoutMs?: number;
+  /** Up to 10 distinct labels (1-64 characters) to find the task by (`list({ tag })`). */
+  tags?: string[];
   signal?: AbortSignal;
 }
 
@@ -48,6 +50,8 @@ export interface ListOptions extends RequestOptions {
   type?: string;
   /** Only tasks made by this schedule's ticks. */
   scheduleId?: string;
+  /** Only tasks carrying this tag. */
+  tag?: string;
   /** 1-100, default 20. */
   limit?: number;
   /** `nextCursor` of the previous page. */

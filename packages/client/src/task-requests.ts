@@ -112,6 +112,7 @@ export function taskMethods<C extends JobTypeMap>(transport: Transport): TaskMet
           status: opts.status,
           type: opts.type,
           scheduleId: opts.scheduleId,
+          tag: opts.tag,
           limit: opts.limit,
           cursor: opts.cursor,
         },
@@ -163,5 +164,6 @@ function submitBody(
     body.runAt = opts.runAt instanceof Date ? opts.runAt.toISOString() : opts.runAt;
   }
   if (opts.timeoutMs !== undefined) body.timeoutMs = opts.timeoutMs;
+  if (opts.tags !== undefined) body.tags = opts.tags;
   return body;
 }

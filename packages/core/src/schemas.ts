@@ -60,8 +60,28 @@ export function createJobRequestSchema(maxTtlMs: number) {
     runAt: z.iso.datetime({ offset: true }).optional(),
     /** How long one run may take; no more than the job type's own `timeoutMs`, if it has one. */
     timeoutMs: z.int().min(100).max(Math.min(maxTtlMs, MAX_TIMER_MS)).optional(),
+    /** Labels to find the task by (`GET /v1/jobs?tag=`); shown on its handle. */
+    tags: tagsSchema.optional(),
   });
 }
+
+/** Most tags a task may carry, and the longest tag. */
+export const MAX_TAGS = 10;
+export const MAX_TAG_LENGTH = 64;
+
+/** One tag: 1 to 64 characters, no control characters. */
+export const tagSchema = z
+  .string()
+  .min(1)
+  .max(MAX_TAG_LENGTH)
+  .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
+
+/** A submit's `tags`: up to 10 distinct tags. */
+export const tagsSchema = z
+  .array(tagSchema)
+  .max(MAX_TAGS)
+  .refine((tags) => new Set(tags).size === tags.length, 'must not repeat a tag')
+  .describe('Up to 10 distinct labels (1-64 characters each) to find the task by');
 
 /** Where to POST the handle on every status change (webhook), and the HMAC secret to sign with. */
 export const callbackSchema = z.strictObject({
@@ -93,6 +113,8 @@ export const listJobsQuerySchema = z.strictObject({
   type: z.string().min(1).max(100).optional(),
   /** Only tasks made by this schedule's ticks. */
   scheduleId: z.uuid().optional(),
+  /** Only tasks carrying this tag (read from the tag's own index: a page costs the same). */
+  tag: tagSchema.optional(),
   /** `summary` (default): each task's handle without its result; `full`: with it. */
   view: z.enum(['summary', 'full']).optional(),
   limit: queryInt(1, 100).default(20),
@@ -102,6 +124,24 @@ export const listJobsQuerySchema = z.strictObject({
     .optional(),
 });
 export type ListJobsQuery = z.infer<typeof listJobsQuerySchema>;
+
+/** Most tasks one `POST /v1/jobs/replay` replays. */
+export const MAX_REPLAY = 100;
+
+/** Body of `POST /v1/jobs/replay`: which tasks to replay (newest first) and how many at most. */
+export const replayRequestSchema = z.strictObject({
+  filter: z
+    .strictObject({
+      status: taskStatusSchema.optional(),
+      type: z.string().min(1).max(100).optional(),
+      tag: tagSchema.optional(),
+      /** Only tasks created at or after this time (ISO 8601 with an offset). */
+      since: z.iso.datetime({ offset: true }).optional(),
+    })
+    .default({}),
+  limit: z.int().min(1).max(MAX_REPLAY),
+});
+export type ReplayRequest = z.infer<typeof replayRequestSchema>;
 
 /** `Idempotency-Key` header: 1 to 255 visible ASCII characters. */
 export const idempotencyKeySchema = z
@@ -134,7 +174,19 @@ export const taskHandleSchema = z.object({
   inputRequest: inputRequestSchema.optional(),
   /** The schedule whose tick made the task (`POST /v1/schedules`); absent when submitted directly. */
   scheduleId: z.string().optional(),
+  /** The submit's tags; absent when it gave none. */
+  tags: z.array(z.string()).optional(),
+  /** The task this one is a replay of (`POST /v1/jobs/{id}/replay`). */
+  replayOf: z.string().optional(),
+  /** The submit's input: only on the task's own `GET` with `include=input`. */
+  input: jsonObjectSchema.optional(),
 });
+
+/**
+ * Query of `GET /v1/jobs/<id>`: `include=input` adds the task's input to the handle. Other
+ * parameters are ignored, as they always were on a poll (a cache-buster must not turn it into 400).
+ */
+export const getJobQuerySchema = z.object({ include: z.enum(['input']).optional() });
 export type TaskHandle = z.infer<typeof taskHandleSchema>;
 
 /** `GET /v1/jobs/<id>/result` once the task is terminal. */

@@ -30,6 +30,8 @@ export const FIELD = {
   started: 'started',
   repairs: 'repairs',
   scheduleId: 'schedule',
+  tags: 'tags',
+  replayOf: 'replayOf',
   /** Bookkeeping, not part of `TaskRecord`: the last event number (SSE ids). */
   seq: 'seq',
   /** The idempotency key naming this task, if any (absent, or '' from older versions, when none). */
@@ -79,6 +81,8 @@ const KINDS: Record<keyof TaskRecord, Kind> = {
   started: 'bool',
   repairs: 'int',
   scheduleId: 'string',
+  tags: 'json',
+  replayOf: 'string',
 };
 
 /** What a write may carry: any record property; `inputRequest: null` clears it. */
@@ -136,6 +140,8 @@ export const HANDLE_FIELDS = [
   FIELD.error,
   FIELD.inputRequest,
   FIELD.scheduleId,
+  FIELD.tags,
+  FIELD.replayOf,
   // Last, so that a summary (SUMMARY_FIELDS) is this list without it.
   FIELD.result,
 ] as const;
@@ -150,6 +156,7 @@ export const SUMMARY_FIELDS = HANDLE_FIELDS.slice(0, -1);
 export function decodeHandle(id: string, values: readonly (string | null)[]): HandleFields | null {
   const [tenant, type, status, msg, created, updated, ttl, progress, error, request, schedule] =
     values;
+  const [tags, replayOf] = [values[11], values[12]];
   // The result is the last field: absent from a summary's read (SUMMARY_FIELDS).
   const result = values[HANDLE_FIELDS.length - 1];
   if (!status || !tenant) return null;
@@ -167,6 +174,8 @@ export function decodeHandle(id: string, values: readonly (string | null)[]): Ha
   if (error) view.error = parseJson(id, FIELD.error, error) as HandleFields['error'];
   if (request) view.inputRequest = parseJson(id, FIELD.inputRequest, request) as never;
   if (schedule) view.scheduleId = schedule;
+  if (tags) view.tags = parseJson(id, FIELD.tags, tags) as string[];
+  if (replayOf) view.replayOf = replayOf;
   if (result !== null && result !== undefined) view.result = parseJson(id, FIELD.result, result);
   return view;
 }

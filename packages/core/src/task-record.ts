@@ -38,6 +38,10 @@ export interface TaskRecord {
   repairs?: number;
   /** The schedule whose tick made this task (`POST /v1/schedules`); unset: submitted directly. */
   scheduleId?: string;
+  /** The submit's `tags` (distinct, in the order given); unset: none. */
+  tags?: string[];
+  /** The task this one replays (`POST /v1/jobs/{id}/replay`); unset: submitted directly. */
+  replayOf?: string;
 }
 
 /**
@@ -59,6 +63,8 @@ export type HandleFields = Pick<
   | 'error'
   | 'inputRequest'
   | 'scheduleId'
+  | 'tags'
+  | 'replayOf'
 >;
 
 /** One entry of a task's event stream: the state right after a change. */
@@ -118,5 +124,7 @@ export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHand
     handle.inputRequest = record.inputRequest;
   }
   if (record.scheduleId) handle.scheduleId = record.scheduleId;
+  if (record.tags?.length) handle.tags = record.tags;
+  if (record.replayOf) handle.replayOf = record.replayOf;
   return handle;
 }

@@ -1,6 +1,6 @@
 --[[
   Deletes a terminal task (its record, with its history, and an event list an older version
-  made), its index entry and, if asked, its idempotency key, and gives its bytes back to the
+  made), its index entry and its tags' index entries (the record names its tags) and, if asked, its idempotency key, and gives its bytes back to the
   tenant's storage budget.
 
   Input:
@@ -19,11 +19,15 @@
 ]]
 --- @include "generated/core"
 --- @include "includes/usage"
+--- @include "includes/tags"
 
 local status = redis.call('HGET', KEY.task, F.status)
 if not status then return {'missing'} end
 if not TERMINAL[status] then return {'refused', status} end
 usage_release(KEY.usage, ARG.id)
+for _, tag in ipairs(tags_of(redis.call('HGET', KEY.task, F.tags))) do
+  redis.call('ZREM', tag_index(KEY.index, tag), ARG.member)
+end
 redis.call('DEL', KEY.task, KEY.events)
 redis.call('ZREM', KEY.index, ARG.member)
 if ARG.dropIdem == '1' then redis.call('DEL', KEY.idem) end

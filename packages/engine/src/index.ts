@@ -32,6 +32,7 @@ export type {
   TickOutcome,
 } from './engine/outcomes.js';
 export type { BatchItemOutcome, BatchOutcome } from './engine/batch.js';
+export type { ReplayBatchOutcome, ReplayItem } from './engine/replay.js';
 export type { OpenWatch } from './engine/watch.js';
 export type { PushOutcome } from './task-messages.js';
 export type { Limited, TenantLimiter } from './tenant-limiter.js';

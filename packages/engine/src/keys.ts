@@ -41,6 +41,9 @@ export const WEBHOOK_QUEUE_NAME = 'webhooks';
  */
 export const SCHEDULE_QUEUE_NAME = 'schedules';
 
+/** Between a tenant's index key and a tag's hex in its tag index key. */
+export const TAG_INFIX = ':tag:';
+
 /** Largest createdAt the inverted index member can hold (year 2286). */
 const MAX_MS = 9_999_999_999_999;
 
@@ -48,6 +51,11 @@ const MAX_MS = 9_999_999_999_999;
 export interface TaskKeys {
   task(id: string): string;
   index(tenant: string): string;
+  /**
+   * The tenant's tasks carrying `tag`, as `index` holds them (same members): `<index>:tag:<hex of
+   * the tag's UTF-8>`, so that no tag spells another key (`lua/includes/tags.lua` builds it too).
+   */
+  tagIndex(tenant: string, tag: string): string;
   /** The tenant's non-terminal tasks, scored by expiry (for the open-tasks cap). */
   openTasks(tenant: string): string;
   /**
@@ -111,6 +119,8 @@ export function taskKeys(prefix: string, channelPrefix = prefix): TaskKeys {
   return {
     task: (id) => `${prefix}:task:${id}`,
     index: (tenant) => `${prefix}:tenant:${tenant}:tasks`,
+    tagIndex: (tenant, tag) =>
+      `${prefix}:tenant:${tenant}:tasks${TAG_INFIX}${Buffer.from(tag).toString('hex')}`,
     openTasks: (tenant) => `${prefix}:tenant:${tenant}:open`,
     usage: (tenant) => `${prefix}:tenant:${tenant}:usage`,
     tenantPrefix: `${prefix}:tenant:`,
@@ -139,6 +149,11 @@ export function taskKeys(prefix: string, channelPrefix = prefix): TaskKeys {
 /** Member of a tenant's index: sorts newest first lexically, ties broken by id. */
 export function indexMember(createdAt: number, id: string): string {
   return `${invertedTime(createdAt)}:${id}`;
+}
+
+/** The creation time an index member holds (the inverse of `indexMember`'s). */
+export function indexMemberTime(member: string): number {
+  return MAX_MS - Number(member.slice(0, 13));
 }
 
 /** `ZREMRANGEBYLEX` lower bound covering every member created before `createdBefore`. */

@@ -17,6 +17,8 @@ export interface ListQuery {
   type?: string | undefined;
   /** Only tasks made by this schedule's ticks. */
   scheduleId?: string | undefined;
+  /** Only tasks carrying this tag: read from the tag's own index, not filtered from the tenant's. */
+  tag?: string | undefined;
   limit: number;
   /** The index member to continue after (exclusive), as the previous page's cursor named it. */
   after?: string | undefined;
@@ -28,7 +30,8 @@ export interface ListQuery {
  * A tenant's tasks, newest first, from its index (a sorted set of `<inverted time>:<id>`). A page
  * reads, for each entry, only the fields a summary shows (`SUMMARY_FIELDS`: no result, input or
  * answers), so it costs the same whatever the records weigh; the status, type and schedule filters
- * work on the same read.
+ * work on the same read. A tag filter walks the tag's own index (`TaskKeys.tagIndex`, the same
+ * members), so it reads only tasks that carry the tag.
  */
 export class TaskIndex {
   constructor(
@@ -42,13 +45,15 @@ export class TaskIndex {
     query: ListQuery,
   ): Promise<{ tasks: HandleFields[]; next: string | null }> {
     const { status, type, scheduleId, limit } = query;
+    const index =
+      query.tag === undefined ? this.keys.index(tenant) : this.keys.tagIndex(tenant, query.tag);
     const fields = query.view === 'full' ? HANDLE_FIELDS : SUMMARY_FIELDS;
     let after = query.after;
     const tasks: HandleFields[] = [];
     let scanned = 0;
     const batch = Math.min(Math.max(limit * 2, 50), 500);
     while (tasks.length < limit && scanned < LIST_SCAN_LIMIT) {
-      const members = await this.members(tenant, after, batch);
+      const members = await this.members(index, after, batch);
       if (members.length === 0) return { tasks, next: null };
       const pipeline = this.redis.pipeline();
       for (const member of members) pipeline.hmget(this.keys.task(memberId(member)), ...fields);
@@ -70,16 +75,16 @@ export class TaskIndex {
         }
         if (tasks.length === limit) break;
       }
-      if (gone.length > 0) await this.redis.zrem(this.keys.index(tenant), ...gone);
+      if (gone.length > 0) await this.redis.zrem(index, ...gone);
       if (members.length < batch && tasks.length < limit) return { tasks, next: null };
     }
     return { tasks, next: after ?? null };
   }
 
-  /** A page of a tenant's index members after `after` (exclusive), newest first. */
-  private members(tenant: string, after: string | undefined, count: number): Promise<string[]> {
+  /** A page of an index's members after `after` (exclusive), newest first. */
+  private members(index: string, after: string | undefined, count: number): Promise<string[]> {
     return this.redis.zrangebylex(
-      this.keys.index(tenant),
+      index,
       after === undefined ? '-' : `(${after}`,
       '+',
       'LIMIT',

@@ -5,15 +5,16 @@ import { Problem } from '@longrun/core';
  * What the queue dashboard's page may load: its own scripts, styles, images and API only.
  * bull-board's page styles elements inline (`style=` and a `<style>` block) and sets a `<base>`,
  * so styles allow `'unsafe-inline'` and `base-uri` is `'self'`; its scripts are all files of its
- * own (no inline script runs: the config block is `application/json`). Web fonts from elsewhere
- * are not allowed: the page falls back to system fonts, and the dashboard works offline.
+ * own (no inline script runs: the config block is `application/json`). No web font is loaded,
+ * from elsewhere or from here (`font-src 'none'`, issue 30): the page uses the system's fonts,
+ * and the dashboard works offline.
  */
 export const ADMIN_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
-  "font-src 'self' data:",
+  "font-src 'none'",
   "connect-src 'self'",
   "object-src 'none'",
   "base-uri 'self'",

@@ -6,6 +6,7 @@ import {
   idempotencyKeySchema,
   inputResponseRequestSchema,
   problemSchema,
+  replayRequestSchema,
   scheduleListSchema,
   scheduleSchema,
   taskHandleSchema,
@@ -19,6 +20,7 @@ import { healthSchema, readySchema } from '../routes/health.operations.js';
 import { apiIndexSchema } from '../routes/index.operations.js';
 import { jobTypeListSchema } from '../routes/job-types.operations.js';
 import { batchSubmitRequestSchema, batchSubmitResultSchema } from '../routes/jobs.operations.js';
+import { replayResultSchema } from '../routes/replay.operations.js';
 import {
   createJobRequests,
   jobInputSchemas,
@@ -47,6 +49,7 @@ export function schemaComponents(
     Callback: callbackSchema,
     InputResponseRequest: inputResponseRequestSchema,
     BatchSubmitRequest: batchSubmitRequestSchema(maxTtlMs),
+    ReplayRequest: replayRequestSchema,
   });
   return {
     // Requests are described as the client writes them (defaults make fields optional) ...
@@ -69,6 +72,7 @@ export function schemaComponents(
       Readiness: readySchema,
       JobTypeList: jobTypeListSchema,
       BatchSubmitResult: batchSubmitResultSchema,
+      ReplayResult: replayResultSchema,
     }),
     ...Object.fromEntries(registered.flatMap((job) => jobInputSchemas(job))),
   };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   createJobRequestSchema,
   eventsQuerySchema,
+  getJobQuerySchema,
   idempotencyKeySchema,
   listJobsQuerySchema,
   MAX_RESULT_WAIT_SECONDS,
@@ -168,8 +169,10 @@ export const getJob: Operation = {
   path: `${JOBS_PATH}/{id}`,
   operationId: 'getJob',
   summary: 'Get the task handle',
-  description: '`result`, `error` or `inputRequest` appear as the status calls for.',
-  responses: { '200': handle('The handle.', RETRY_WHILE_RUNNING), ...ON_TASK },
+  description:
+    '`result`, `error` or `inputRequest` appear as the status calls for; `include=input` adds the input the task was submitted with (the task console shows it).',
+  query: getJobQuerySchema,
+  responses: { '200': handle('The handle.', RETRY_WHILE_RUNNING), ...BAD_REQUEST, ...ON_TASK },
 };
 
 export const deleteJob: Operation = {

@@ -9,6 +9,7 @@ import type {
 } from 'express';
 import {
   fieldErrors,
+  getJobQuerySchema,
   isTerminal,
   Problem,
   resultQuerySchema,
@@ -135,7 +136,16 @@ export function addJobRoutes(
 
   // A poll reads only what the handle shows (not the input or answers, whatever their size).
   mount<{ id: string }>(router, getJob, ...before, async (req, res) => {
-    answerTask(req, res, await engine.get(tenantOf(res), req.params.id), retryAfter());
+    const tenant = tenantOf(res);
+    const query = getJobQuerySchema.safeParse(req.query);
+    if (!query.success) {
+      // As for the result: another tenant's id never learns more than 404.
+      const known = await engine.get(tenant, req.params.id);
+      if (known.kind !== 'found') throw failure(known, 'read', retryAfter());
+      throw badRequest('The query is invalid', fieldErrors(query.error));
+    }
+    const input = query.data.include === 'input';
+    answerTask(req, res, await engine.get(tenant, req.params.id, { input }), retryAfter());
   });
 
   mount<{ id: string }>(router, getJobResult, ...before, async (req, res) => {
@@ -208,7 +218,7 @@ export function addJobRoutes(
 }
 
 /** One batch item's answer: what `POST /v1/jobs` would have answered, as a status and a body. */
-function batchItem(outcome: BatchItemOutcome, retryAfter: number): Record<string, unknown> {
+export function batchItem(outcome: BatchItemOutcome, retryAfter: number): Record<string, unknown> {
   if (outcome.kind === 'created') return { status: 202, task: outcome.task };
   if (outcome.kind === 'replayed') return { status: 202, replayed: true, task: outcome.task };
   const problem = batchItemProblem(outcome, retryAfter);

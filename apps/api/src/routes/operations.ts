@@ -5,6 +5,7 @@ import { index } from './index.operations.js';
 import { listJobTypes } from './job-types.operations.js';
 import { JOB_OPERATIONS } from './jobs.operations.js';
 import { getProblemType, listProblemTypes } from './problems.operations.js';
+import { REPLAY_OPERATIONS } from './replay.operations.js';
 import { SCHEDULE_OPERATIONS } from './schedules.operations.js';
 
 /**
@@ -17,6 +18,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...SCHEDULE_OPERATIONS,
   listJobTypes,
   ...JOB_OPERATIONS,
+  ...REPLAY_OPERATIONS,
   index,
   health,
   ready,

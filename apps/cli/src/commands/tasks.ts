@@ -34,6 +34,7 @@ export const taskCommands = {
       delayMs: integer(values['delay-ms'], 'delay-ms'),
       runAt: values['run-at'],
       timeoutMs: integer(values['run-timeout-ms'], 'run-timeout-ms'),
+      ...(values.tag ? { tags: values.tag } : {}),
       callback,
       signal: io.interrupt,
     });
@@ -96,10 +97,12 @@ export const taskCommands = {
     if (status !== undefined && !(TASK_STATUSES as readonly string[]).includes(status)) {
       throw new UsageError(`--status must be one of: ${TASK_STATUSES.join(', ')}`);
     }
+    if ((values.tag?.length ?? 0) > 1) throw new UsageError('list takes one --tag');
     const list = await client.list({
       status: status as TaskStatus | undefined,
       type: values.type,
       scheduleId: values.schedule,
+      tag: values.tag?.[0],
       limit: integer(values.limit, 'limit'),
       cursor: values.cursor,
       signal: io.interrupt,

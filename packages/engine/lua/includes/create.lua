@@ -6,6 +6,7 @@
 --- @include "includes/once"
 --- @include "includes/fair-share"
 --- @include "includes/index-upkeep"
+--- @include "includes/tags"
 
 -- A replay of an idempotency key (the same body) hands the key's task to another request: an
 -- untouched one is marked, so that the create of a request that timed out does not take it back
@@ -71,6 +72,12 @@ local function create(k, a)
   redis.call('ZADD', k.index, 0, a.member)
   if first_time('index ', k.index) then redis.call('ZREMRANGEBYLEX', k.index, a.pruneBound, '+') end
   plan_sweep(k.index, string.sub(task, 1, #task - #id), index_expiry(k.index, expires_at, now))
+  -- Each tag's index follows the task's as the tenant's does: swept, expiring with its newest.
+  for _, tag in ipairs(tags_of(written[F.tags])) do
+    local tagged = tag_index(k.index, tag)
+    redis.call('ZADD', tagged, 0, a.member)
+    plan_sweep(tagged, string.sub(task, 1, #task - #id), index_expiry(tagged, expires_at, now))
+  end
   -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
   if first_time('prune ', k.open) then redis.call('ZREMRANGEBYSCORE', k.open, '-inf', now) end
   redis.call('ZADD', k.open, expires_at, id)

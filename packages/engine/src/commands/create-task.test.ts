@@ -45,6 +45,22 @@ describe('create-task', () => {
     expect(await redis.zscore(keys.openTenants, 't')).toBe('0');
   });
 
+  it("adds a tagged task to each tag's index (the same member), expiring with the task", async () => {
+    const { keys, task } = record(undefined, { tags: ['nightly', 'ünï ✓'] });
+    expect(await create(keys, { record: task })).toEqual({ created: true });
+    const [member] = await redis.zrange(keys.index('t'), 0, -1);
+    for (const tag of ['nightly', 'ünï ✓']) {
+      expect(await redis.zrange(keys.tagIndex('t', tag), 0, -1)).toEqual([member]);
+      const ttl = await redis.pttl(keys.tagIndex('t', tag));
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+    }
+    expect(JSON.parse((await redis.hget(keys.task(task.id), 'tags')) ?? 'null')).toEqual(task.tags);
+    // An untagged task touches no tag index.
+    await create(keys, { record: record(keys).task });
+    expect(await redis.zcard(keys.tagIndex('t', 'nightly'))).toBe(1);
+  });
+
   it('gives a BullMQ priority under fair share (ok, priority): one step per task of a tenant', async () => {
     const { keys } = record();
     const fair = { key: `${keys.task('')}fair`, head: `${keys.task('')}head`, step: 2, offset: 0 };

@@ -37,6 +37,20 @@ describe('forget-task', () => {
     expect(await redis.zscore(`${keys.usage('t')}-exp`, id)).toBeNull();
   });
 
+  it("drops the task's entries from the indexes of the tags its record names", async () => {
+    const id = randomUUID();
+    const other = randomUUID();
+    const tags = ['red', 'blå ✓'];
+    await redis.hset(keys.task(id), { status: 'failed', tenant: 't', tags: JSON.stringify(tags) });
+    for (const tag of tags) {
+      await redis.zadd(keys.tagIndex('t', tag), 0, `m:${id}`, 0, `m:${other}`);
+    }
+    expect(await forget(id)).toMatchObject({ ok: true, previous: 'failed' });
+    for (const tag of tags) {
+      expect(await redis.zrange(keys.tagIndex('t', tag), 0, -1)).toEqual([`m:${other}`]);
+    }
+  });
+
   it('refuses a task not finished, and answers missing for one that is gone', async () => {
     const id = randomUUID();
     await redis.hset(keys.task(id), { status: 'working', tenant: 't' });

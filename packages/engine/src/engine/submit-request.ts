@@ -144,6 +144,7 @@ export class SubmitRequest {
       ...(request.priority ? { priority: request.priority } : {}),
       ...(later ? { runAt } : {}),
       ...(request.timeoutMs ? { timeoutMs: request.timeoutMs } : {}),
+      ...(request.tags?.length ? { tags: request.tags } : {}),
     };
   }
 
@@ -155,7 +156,7 @@ export class SubmitRequest {
     request: CreateJobRequest,
     push?: A2APushTarget,
   ): Idempotency {
-    const { type, input, ttlMs, callback, priority, delayMs, runAt, timeoutMs } = request;
+    const { type, input, ttlMs, callback, priority, delayMs, runAt, timeoutMs, tags } = request;
     const bodyHash = sha256(
       stableJson({
         type,
@@ -167,6 +168,7 @@ export class SubmitRequest {
         ...(delayMs !== undefined ? { delayMs } : {}),
         ...(runAt !== undefined ? { runAt } : {}),
         ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        ...(tags !== undefined ? { tags } : {}),
         // As given (its id empty unless named), so a retried start matches its first.
         ...(push ? { push } : {}),
       }),

@@ -48,6 +48,8 @@ export interface SubmitOptions {
    * on a shard with what the other shards leave of the whole; 0 = no cap).
    */
   caps?: { maxOpenTasks: number; maxBytes: number } | undefined;
+  /** The task this submit replays (`TaskEngine.replay`): kept in the record, shown on the handle. */
+  replayOf?: string | undefined;
 }
 
 /** A schedule's tick: its task is made only while the schedule exists (see `TickOutcome`). */
@@ -107,6 +109,7 @@ export class Submitter {
     if (timing) return timing;
     const record = read.newRecord(tenant, request, definition);
     if (opts.scheduleId) record.scheduleId = opts.scheduleId;
+    if (opts.replayOf) record.replayOf = opts.replayOf;
     if (push) record.callback = { ...push, id: push.id || record.id };
     const idempotency = opts.idempotencyKey
       ? read.claim(tenant, record.id, opts.idempotencyKey, request, push)

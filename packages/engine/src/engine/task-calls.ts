@@ -16,6 +16,7 @@ import {
   notFound,
   type CancelOutcome,
   type ForgetOutcome,
+  type GetOutcome,
   type ListOutcome,
   type NotFound,
   type ResultOutcome,
@@ -36,18 +37,30 @@ export interface TaskCallDeps {
 export class TaskCalls {
   constructor(private readonly deps: TaskCallDeps) {}
 
+  /** See `TaskEngine.get`: the handle (one `HMGET`), or with `input` the record's input too. */
+  async get(tenant: string, id: string, opts: { input?: boolean } = {}): Promise<GetOutcome> {
+    if (!opts.input) {
+      const view = await this.owned(tenant, id);
+      return 'kind' in view ? view : { kind: 'found', task: this.handle(view) };
+    }
+    if (!isTaskId(id)) return notFound;
+    const record = await this.deps.redis(() => this.deps.shards.of(id).store.get(id));
+    if (!record || record.tenant !== tenant) return notFound;
+    return { kind: 'found', task: { ...this.handle(record), input: record.input } };
+  }
+
   /** See `TaskEngine.list`. */
   async list(tenant: string, query: unknown): Promise<ListOutcome> {
     const parsed = listJobsQuerySchema.safeParse(query);
     if (!parsed.success) return invalid(400, 'The query is invalid', fieldErrors(parsed.error));
-    const { status, type, scheduleId, limit, cursor, view } = parsed.data;
+    const { status, type, scheduleId, tag, limit, cursor, view } = parsed.data;
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     if (after === null) {
       return invalid(400, 'The query is invalid', [
         { path: 'cursor', message: 'must be a value returned as nextCursor' },
       ]);
     }
-    const wanted = { status, type, scheduleId, limit, after, view };
+    const wanted = { status, type, scheduleId, tag, limit, after, view };
     const page = await this.deps.redis(() =>
       mergedPage(this.deps.shards.configured, tenant, wanted),
     );

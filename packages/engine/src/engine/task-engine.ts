@@ -35,6 +35,7 @@ import {
 import { registerParts } from './parts.js';
 import { Placement } from './placement.js';
 import { PushConfigs } from './push-configs.js';
+import { Replays, type ReplayBatchOutcome } from './replay.js';
 import { Schedules } from './schedules.js';
 import { ShardSet } from './shard-set.js';
 import { TaskCalls } from './task-calls.js';
@@ -64,6 +65,7 @@ export class TaskEngine {
   private readonly answers: Answers;
   private readonly pushConfigs: PushConfigs;
   private readonly schedules: Schedules;
+  private readonly replays: Replays;
   private budgetBytes: number;
 
   /** See `TaskEngineOptions.tenantMaxBytes` (0: no budget). */
@@ -101,6 +103,8 @@ export class TaskEngine {
       logger: opts.logger,
     });
     this.pushConfigs = new PushConfigs(this.shards, opts.webhookPolicy, redis);
+    const submit = (t: string, b: unknown, o: SubmitOptions) => this.submit(t, b, o);
+    this.replays = new Replays({ shards: this.shards, submit, redis });
     this.schedules = new Schedules({
       connection: opts.connection,
       prefix: opts.prefix,
@@ -203,10 +207,27 @@ export class TaskEngine {
     return submitBatch(this, tenant, body, opts);
   }
 
-  /** The task's handle: one `HMGET` of what a handle shows, never the input or answers. */
-  async get(tenant: string, id: string): Promise<GetOutcome> {
-    const view = await this.calls.owned(tenant, id);
-    return 'kind' in view ? view : { kind: 'found', task: this.calls.handle(view) };
+  /** A new task with the task's type, input, ttl, timeout and tags, naming it (`replayOf`). */
+  replay(
+    tenant: string,
+    id: string,
+    opts?: { requestId?: string },
+  ): Promise<SubmitOutcome | NotFound> {
+    return isTaskId(id) ? this.replays.one(tenant, id, opts) : Promise.resolve(notFound);
+  }
+
+  /** Replays up to `limit` (≤ 100) tasks matching `filter` (`replayRequestSchema`), each on its own. */
+  replayMany(
+    tenant: string,
+    body: unknown,
+    opts?: { requestId?: string },
+  ): Promise<ReplayBatchOutcome> {
+    return this.replays.many(tenant, body, opts);
+  }
+
+  /** The task's handle: one `HMGET` of what a handle shows; the input only when asked. */
+  get(tenant: string, id: string, opts: { input?: boolean } = {}): Promise<GetOutcome> {
+    return this.calls.get(tenant, id, opts);
   }
 
   /** The tenant's tasks, newest first, as summaries (no result) unless `view=full`. */

@@ -1,4 +1,4 @@
-import { taskKeys } from '../keys.js';
+import { TAG_INFIX, taskKeys } from '../keys.js';
 import { provideInclude } from './loader.js';
 
 /** A Lua string literal (key infixes are plain words; quoted defensively). */
@@ -15,6 +15,7 @@ export function keyConstantsLua(): string {
     '-- Generated from keys.ts (taskKeys): change it there.',
     `local TASK_INFIX = ${str(keys.task(''))}`,
     `local SCHEDULE_INFIX = ${str(keys.schedule(''))}`,
+    `local TAG_INFIX = ${str(TAG_INFIX)}`,
     '',
   ].join('\n');
 }

@@ -1,0 +1,279 @@
+// The task console (issue 30): served by the API at /console, driven in headless Chromium against
+// the real API and real worker processes: sign-in, a filtered list, answering a question's form
+// with a bad then a good value (the page's message is the API's), cancel, a task finishing live.
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { hasChromium, launchChromium } from './helpers/browser.js';
+import { waitFor } from './helpers/http.js';
+import { startScript, type Proc } from './helpers/processes.js';
+import { KEY_A, startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+
+// The page's globals these checks read in the browser (the tests type-check without the DOM lib).
+declare const document: {
+  activeElement: unknown;
+  cookie: string;
+  documentElement: { scrollWidth: number };
+};
+declare const sessionStorage: { getItem(key: string): string | null };
+declare const window: { marker?: number };
+
+const root = resolve(import.meta.dirname, '..');
+let api: InProcessApi;
+let worker: Proc;
+let reviewer: Proc;
+
+beforeAll(async () => {
+  api = await startInProcessApi();
+  worker = await startWorker(api.prefix);
+  reviewer = await startScript(
+    'tests/fixtures/console-worker.mjs',
+    { REDIS_URL: inject('redisUrl'), LONGRUN_PREFIX: api.prefix },
+    { cwd: root, timeoutMs: 20_000 },
+  );
+}, 60_000);
+afterAll(async () => {
+  await reviewer?.stop();
+  await worker?.stop();
+  await api?.close();
+});
+
+async function submit(body: Record<string, unknown>): Promise<string> {
+  const res = await api.http('POST', '/v1/jobs', { body });
+  expect(res.status, res.text).toBe(202);
+  return res.body.taskId as string;
+}
+
+/** Opens a task's page and waits until it shows that task (not the page before it). */
+async function openTask(page: Page, id: string): Promise<void> {
+  await page.goto(`${api.url}/console/#/task/${id}`);
+  await page.locator('[data-fact="Task id"]', { hasText: id }).waitFor();
+}
+
+/** Whether a located element has the focus (runs in the page). */
+const FOCUSED = (el: unknown) => el === document.activeElement;
+
+const statusOf = async (id: string) => (await api.http('GET', `/v1/jobs/${id}`)).body.status;
+
+describe('GET /console', () => {
+  it('serves the page and its modules with a strict CSP, from this origin only', async () => {
+    const page = await fetch(`${api.url}/console/`);
+    expect(page.status).toBe(200);
+    const csp = page.headers.get('content-security-policy') ?? '';
+    for (const rule of [
+      "default-src 'none'",
+      "script-src 'self'",
+      "font-src 'none'",
+      "frame-ancestors 'none'",
+    ]) {
+      expect(csp).toContain(rule);
+    }
+    const html = await page.text();
+    expect(html).toContain('<script type="module" src="app.js"></script>');
+    // No absolute URL anywhere in the page: no CDN, no web font.
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//i);
+    const script = await fetch(`${api.url}/console/app.js`);
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const redirect = await fetch(`${api.url}/console`, { redirect: 'manual' });
+    expect(redirect.status).toBe(301);
+    expect(redirect.headers.get('location')).toBe('/console/');
+    expect((await fetch(`${api.url}/console/../package.json`)).status).toBe(404);
+    expect((await fetch(`${api.url}/console/nope.js`)).status).toBe(404);
+  });
+});
+
+describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const outside: string[] = [];
+  const blocked: string[] = [];
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    // Phone width first: the whole flow is done on a 390 px wide screen.
+    context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    page = await context.newPage();
+    await page.route('**/*', (route) => {
+      if (new URL(route.request().url()).hostname === '127.0.0.1') return route.continue();
+      outside.push(route.request().url());
+      return route.abort();
+    });
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) blocked.push(m.text());
+    });
+  }, 60_000);
+  afterAll(() => browser?.close());
+
+  it('signs in with the key, kept in sessionStorage only', async () => {
+    await page.goto(`${api.url}/console/`);
+    const key = page.getByLabel('API key');
+    await expect.poll(() => key.evaluate(FOCUSED)).toBe(true);
+    await key.fill('not-a-key-of-this-api-000');
+    await key.press('Enter');
+    await page.getByText('The API did not accept this key.').waitFor();
+    await key.fill(KEY_A);
+    await key.press('Enter');
+    await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('longrun.console.key'))).toBe(KEY_A);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(page.url()).not.toContain(KEY_A);
+  });
+
+  it('lists tasks filtered by tag, type and status', async () => {
+    const [a, b] = [
+      await submit({ type: 'echo', input: { n: 1 }, tags: ['nightly', 'batch-7'] }),
+      await submit({ type: 'echo', input: { n: 2 }, tags: ['nightly'] }),
+    ];
+    await submit({ type: 'echo', input: { n: 3 }, tags: ['other'] });
+    const pending = await submit({ type: 'sleep', input: { ms: 60_000 }, tags: ['nightly'] });
+    await waitFor(async () => ((await statusOf(b)) === 'completed' ? true : undefined), {
+      what: 'the echo tasks completed',
+    });
+    await page.getByLabel('Tag').fill('nightly');
+    await page.getByLabel('Type').fill('echo');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const rows = page.locator('tr[data-task-id]');
+    await expect
+      .poll(
+        async () =>
+          new Set(await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-task-id')))),
+      )
+      .toEqual(new Set([a, b]));
+    expect(page.url()).toContain('tag=nightly');
+    expect(await page.locator(`tr[data-task-id="${a}"]`).innerText()).toContain('batch-7');
+    // The status filter on top: only the unfinished sleep carries the tag and is working.
+    await page.getByLabel('Type').fill('');
+    await page.getByLabel('Status').selectOption('working');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect
+      .poll(() => rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-task-id'))))
+      .toEqual([pending]);
+    // Pages of 20, by the API's cursor.
+    const many = Array.from({ length: 21 }, (_, i) => ({
+      type: 'echo',
+      input: { i },
+      tags: ['many'],
+    }));
+    expect((await api.http('POST', '/v1/jobs/batch', { body: { tasks: many } })).status).toBe(207);
+    await page.goto(`${api.url}/console/#/?tag=many`);
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.getByRole('link', { name: 'Next page' }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.getByRole('link', { name: 'First page' }).click();
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.goto(`${api.url}/console/#/?tag=nightly&status=working`);
+    await expect.poll(() => rows.count()).toBe(1);
+    // Usable at phone width: nothing wider than the screen.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+      390,
+    );
+    await api.http('POST', `/v1/jobs/${pending}/cancel`);
+  });
+
+  it("answers a question: a bad value gets the API's own message, a good one completes the task", async () => {
+    const id = await submit({ type: 'review', input: { title: 'release 7' }, tags: ['approval'] });
+    await waitFor(async () => ((await statusOf(id)) === 'input_required' ? true : undefined), {
+      what: 'the review asked its question',
+    });
+    await openTask(page, id);
+    await page.locator('.question', { hasText: 'Approve "release 7"?' }).waitFor();
+    // Every control of the generated form has a label.
+    const unlabelled = await page
+      .locator('form.answer')
+      .evaluate(
+        (form) =>
+          [...form.querySelectorAll('input, select, textarea')].filter(
+            (el) => (el as unknown as { labels: unknown[] }).labels.length === 0,
+          ).length,
+      );
+    expect(unlabelled).toBe(0);
+    await page.getByLabel('approved').check();
+    const amount = page.getByLabel('amount');
+    await amount.fill('5000');
+    await page.getByLabel('reviewer').fill('ana@example.com');
+    await page.getByLabel('decision').selectOption('ship');
+    await page.getByLabel('city').fill('Oslo');
+    await page.getByRole('button', { name: 'Add notes item' }).click();
+    await page.getByLabel('Item 1').fill('looks good');
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    const error = page.locator('[data-path="input.amount"] .field-error');
+    await error.waitFor();
+    const shown = (await error.innerText()).trim();
+    // The same answer sent to the API: its 422 says the same words for the same field.
+    const bad = {
+      approved: true,
+      amount: 5000,
+      reviewer: 'ana@example.com',
+      decision: 'ship',
+      address: { city: 'Oslo' },
+      notes: ['looks good'],
+    };
+    const refused = await api.http('POST', `/v1/jobs/${id}/input`, { body: { input: bad } });
+    expect(refused.status).toBe(422);
+    const said = (refused.body.errors as { path: string; message: string }[]).find(
+      (e) => e.path === 'input.amount',
+    );
+    expect(said?.message).toBe('must be <= 1000');
+    expect(shown).toBe(said?.message);
+    expect(await amount.getAttribute('aria-invalid')).toBe('true');
+    // The focus went to the field to fix.
+    expect(await amount.evaluate(FOCUSED)).toBe(true);
+    expect(await statusOf(id)).toBe('input_required');
+    await amount.fill('250');
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    await page.locator('[data-fact="Status"] .s-completed').waitFor({ timeout: 20_000 });
+    const result = await page.locator('pre[aria-label="Result"]').innerText();
+    expect(JSON.parse(result)).toMatchObject({
+      title: 'release 7',
+      approved: true,
+      amount: 250,
+      notes: ['looks good'],
+    });
+    expect((await api.http('GET', `/v1/jobs/${id}`)).body.result).toMatchObject({ amount: 250 });
+  }, 60_000);
+
+  it('cancels a running task from its page, with the keyboard', async () => {
+    const id = await submit({ type: 'sleep', input: { ms: 60_000 } });
+    await openTask(page, id);
+    const cancel = page.getByRole('button', { name: 'Cancel task' });
+    await cancel.focus();
+    await page.keyboard.press('Enter');
+    await page.locator('[data-fact="Status"] .s-cancelled').waitFor();
+    expect(await statusOf(id)).toBe('cancelled');
+    // A finished task offers delete and replay instead.
+    await page.getByRole('button', { name: 'Delete' }).waitFor();
+  }, 60_000);
+
+  it('shows a task finishing live, without a reload', async () => {
+    const id = await submit({ type: 'sleep', input: { ms: 2500 } });
+    await openTask(page, id);
+    await page.locator('[data-fact="Status"] .s-working').waitFor();
+    await page.evaluate(() => (window.marker = 1));
+    await page.locator('[data-fact="Status"] .s-completed').waitFor({ timeout: 20_000 });
+    expect(await page.evaluate(() => window.marker)).toBe(1);
+    // The timeline has the task's events, the last the completion.
+    const events = await page.locator('.timeline li').allInnerTexts();
+    expect(events.length).toBeGreaterThanOrEqual(2);
+    expect(events.at(-1)).toContain('completed');
+    // A row of the list changes live too.
+    const listed = await submit({ type: 'sleep', input: { ms: 2500 }, tags: ['live-list'] });
+    await page.goto(`${api.url}/console/#/?tag=live-list`);
+    const row = page.locator(`tr[data-task-id="${listed}"]`);
+    await row.locator('.s-working').waitFor();
+    await row.locator('.s-completed').waitFor({ timeout: 20_000 });
+    expect(await page.evaluate(() => window.marker)).toBe(1);
+    if (process.env.LONGRUN_CONSOLE_SCREENSHOT) {
+      await page.setViewportSize({ width: 1100, height: 760 });
+      await page.goto(`${api.url}/console/#/?tag=nightly`);
+      await page.locator('tr[data-task-id]').first().waitFor();
+      await writeFile(process.env.LONGRUN_CONSOLE_SCREENSHOT, await page.screenshot());
+    }
+  });
+
+  it('loaded nothing from outside and broke no CSP rule', () => {
+    expect(outside).toEqual([]);
+    expect(blocked).toEqual([]);
+  });
+});
