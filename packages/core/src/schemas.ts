@@ -134,6 +134,17 @@ export const taskHandleSchema = z.object({
   inputRequest: inputRequestSchema.optional(),
   /** The schedule whose tick made the task (`POST /v1/schedules`); absent when submitted directly. */
   scheduleId: z.string().optional(),
+  /**
+   * The task's OpenTelemetry trace (32 hex digits): its submit, runs and webhook deliveries are
+   * spans of this trace. Absent when the API that took the submit had no tracing on.
+   */
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional()
+    .describe(
+      'The OpenTelemetry trace id of the task: its submit, runs and webhook deliveries are spans of this trace (absent when tracing was off)',
+    ),
 });
 export type TaskHandle = z.infer<typeof taskHandleSchema>;
 

@@ -30,6 +30,8 @@ export const FIELD = {
   started: 'started',
   repairs: 'repairs',
   scheduleId: 'schedule',
+  traceparent: 'trace',
+  lastRunTrace: 'runTrace',
   /** Bookkeeping, not part of `TaskRecord`: the last event number (SSE ids). */
   seq: 'seq',
   /** The idempotency key naming this task, if any (absent, or '' from older versions, when none). */
@@ -79,6 +81,8 @@ const KINDS: Record<keyof TaskRecord, Kind> = {
   started: 'bool',
   repairs: 'int',
   scheduleId: 'string',
+  traceparent: 'string',
+  lastRunTrace: 'string',
 };
 
 /** What a write may carry: any record property; `inputRequest: null` clears it. */
@@ -136,6 +140,7 @@ export const HANDLE_FIELDS = [
   FIELD.error,
   FIELD.inputRequest,
   FIELD.scheduleId,
+  FIELD.traceparent,
   // Last, so that a summary (SUMMARY_FIELDS) is this list without it.
   FIELD.result,
 ] as const;
@@ -148,7 +153,7 @@ export const SUMMARY_FIELDS = HANDLE_FIELDS.slice(0, -1);
  * when the record is gone.
  */
 export function decodeHandle(id: string, values: readonly (string | null)[]): HandleFields | null {
-  const [tenant, type, status, msg, created, updated, ttl, progress, error, request, schedule] =
+  const [tenant, type, status, msg, created, updated, ttl, progress, error, request, schedule, tp] =
     values;
   // The result is the last field: absent from a summary's read (SUMMARY_FIELDS).
   const result = values[HANDLE_FIELDS.length - 1];
@@ -167,6 +172,7 @@ export function decodeHandle(id: string, values: readonly (string | null)[]): Ha
   if (error) view.error = parseJson(id, FIELD.error, error) as HandleFields['error'];
   if (request) view.inputRequest = parseJson(id, FIELD.inputRequest, request) as never;
   if (schedule) view.scheduleId = schedule;
+  if (tp) view.traceparent = tp;
   if (result !== null && result !== undefined) view.result = parseJson(id, FIELD.result, result);
   return view;
 }
@@ -198,6 +204,8 @@ export function decodeRecord(id: string, hash: Record<string, string>): TaskReco
   if (hash[FIELD.started] === '1') record.started = true;
   const repairs = hash[FIELD.repairs];
   if (repairs) record.repairs = checkInt(id, FIELD.repairs, repairs);
+  const lastRunTrace = hash[FIELD.lastRunTrace];
+  if (lastRunTrace) record.lastRunTrace = lastRunTrace;
   return record;
 }
 

@@ -38,6 +38,13 @@ export interface TaskRecord {
   repairs?: number;
   /** The schedule whose tick made this task (`POST /v1/schedules`); unset: submitted directly. */
   scheduleId?: string;
+  /**
+   * The W3C `traceparent` of the submit's span (OpenTelemetry, decision 65): the runs, webhook
+   * deliveries and the handle's `traceId` belong to its trace. Unset when no tracing was on.
+   */
+  traceparent?: string;
+  /** The `traceparent` of the run that failed and will be retried: the retry's span links to it. */
+  lastRunTrace?: string;
 }
 
 /**
@@ -59,6 +66,7 @@ export type HandleFields = Pick<
   | 'error'
   | 'inputRequest'
   | 'scheduleId'
+  | 'traceparent'
 >;
 
 /** One entry of a task's event stream: the state right after a change. */
@@ -118,5 +126,7 @@ export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHand
     handle.inputRequest = record.inputRequest;
   }
   if (record.scheduleId) handle.scheduleId = record.scheduleId;
+  // `00-<trace id>-<span id>-<flags>`: the trace id is the 32 hex digits after the version.
+  if (record.traceparent) handle.traceId = record.traceparent.slice(3, 35);
   return handle;
 }

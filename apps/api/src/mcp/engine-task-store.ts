@@ -12,6 +12,7 @@ import type { TaskEngine } from '@longrun/engine';
 import { submitError, TASK_NOT_FOUND } from './errors.js';
 import { clampTtl, statusMessageOf, toolResultOf } from './task-views.js';
 import { toolNamed } from './tools.js';
+import { traceparentIn } from '../http/trace-context.js';
 
 export interface EngineTaskStoreOptions {
   /** `LONGRUN_MAX_TTL_MS`: a requested ttl above it is clamped to it. */
@@ -49,12 +50,17 @@ export class EngineTaskStore implements TaskStore {
 
   /** Submits the `tools/call` request as a task of the job type it names. */
   async createTask(params: CreateTaskOptions, _id: RequestId, request: Request): Promise<Task> {
-    const call = (request.params ?? {}) as { name?: unknown; arguments?: unknown; task?: unknown };
+    const call = (request.params ?? {}) as {
+      name?: unknown;
+      arguments?: unknown;
+      task?: unknown;
+      _meta?: unknown;
+    };
     const ttlMs = clampTtl(params.ttl, this.opts.maxTtlMs);
     const outcome = await this.engine.submit(
       this.tenant,
       { type: call.name, input: call.arguments ?? {}, ...(ttlMs === undefined ? {} : { ttlMs }) },
-      { requestId: this.opts.requestId },
+      { requestId: this.opts.requestId, traceparent: traceparentIn(call._meta) },
     );
     if (outcome.kind !== 'created' && outcome.kind !== 'replayed') {
       const error = submitError(outcome);

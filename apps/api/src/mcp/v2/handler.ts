@@ -8,6 +8,7 @@ import { toolNamed, toolsFrom } from '../tools.js';
 import { INSTRUCTIONS, SERVER_INFO } from '../v1-server.js';
 import { isObject, readV2Message, V2_PROTOCOL_VERSION, type V2Request } from './framing.js';
 import { createTaskResult, detailedTask } from './views.js';
+import { traceparentIn } from '../../http/trace-context.js';
 
 export interface V2Deps {
   engine: TaskEngine;
@@ -138,7 +139,7 @@ async function callTool(
   const submitted = await engine.submit(
     tenant,
     { type: name, input },
-    { requestId: context.requestId },
+    { requestId: context.requestId, traceparent: traceparentIn(request.params._meta) },
   );
   if (submitted.kind !== 'created' && submitted.kind !== 'replayed') {
     return { error: submitError(submitted) };
