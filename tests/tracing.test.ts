@@ -2,9 +2,10 @@
 // OTLP/HTTP exporter pointed at a receiver this test runs on 127.0.0.1, put a submit sent with a
 // W3C traceparent, its runs (a retry linked to the run it follows), its webhook delivery and
 // their log lines in one trace; the handle names it. Without the OTEL_* variables, nothing.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { httpClient, waitFor } from './helpers/http.js';
+import { V2Port } from './helpers/mcp-v2-port.js';
 import { otlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp.js';
 import { startApiProcess, type ApiProcess, type Proc } from './helpers/processes.js';
 import { promptReceiver, type PromptReceiver } from './helpers/receivers.js';
@@ -210,6 +211,96 @@ describe('with the OTEL_* variables set', () => {
       expect(create.traceId).toBe(traceId);
       expect(create.parentSpanId).toBe('');
     }
+  });
+  it('takes the traceparent of an MCP tools/call (_meta) and of an A2A message (metadata)', async () => {
+    const alpha = httpClient(api.url, KEY_A);
+    const mcp = new V2Port({ urls: [`${api.url}/mcp`], apiKey: KEY_A });
+    const mcpTrace = hex(16);
+    const called = await mcp.send(
+      'tools/call',
+      { name: 'echo', arguments: { via: 'mcp' } },
+      { meta: { traceparent: `00-${mcpTrace}-${hex(8)}-01` } },
+    );
+    const mcpTask = (called.body.result as { taskId: string }).taskId;
+    expect((await alpha('GET', `/v1/jobs/${mcpTask}`)).body.traceId).toBe(mcpTrace);
+
+    const a2aTrace = hex(16);
+    const sent = await fetch(`${api.url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${KEY_A}`,
+        'content-type': 'application/json',
+        'a2a-version': '1.0',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: {
+          message: {
+            messageId: randomUUID(),
+            role: 'ROLE_USER',
+            parts: [{ data: { type: 'echo', input: { via: 'a2a' } } }],
+            metadata: { traceparent: `00-${a2aTrace}-${hex(8)}-01` },
+          },
+          configuration: { returnImmediately: true },
+        },
+      }),
+    });
+    const answer = (await sent.json()) as { result?: { task?: { id: string } } };
+    const a2aTask = answer.result?.task?.id ?? '';
+    expect(a2aTask, JSON.stringify(answer)).not.toBe('');
+    expect((await alpha('GET', `/v1/jobs/${a2aTask}`)).body.traceId).toBe(a2aTrace);
+
+    for (const [task, trace] of [
+      [mcpTask, mcpTrace],
+      [a2aTask, a2aTrace],
+    ]) {
+      const create = await waitFor(
+        async () =>
+          collector.spans.find(
+            (s) => s.kind === PRODUCER && s.attributes['longrun.task.id'] === task,
+          ),
+        { what: 'the create span', timeoutMs: 10_000 },
+      );
+      expect(create.traceId).toBe(trace);
+    }
+  });
+});
+
+describe('with the default OTLP protocol (http/protobuf)', () => {
+  it('exports the spans as protobuf', async () => {
+    const collector = await otlpReceiver();
+    cleanups.push(() => collector.close());
+    const prefix = uniquePrefix();
+    // The worker registers the job types the API takes; it traces nothing here.
+    const worker = await startWorker(prefix);
+    cleanups.push(() => worker.stop());
+    const api = await startApiProcess(registry, {
+      REDIS_URL: inject('redisUrl'),
+      LONGRUN_PREFIX: prefix,
+      LONGRUN_API_KEYS: API_KEYS,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    const traceId = hex(16);
+    const res = await httpClient(api.url, KEY_A)('POST', '/v1/jobs', {
+      headers: { traceparent: `00-${traceId}-${hex(8)}-01` },
+      body: { type: 'echo', input: {} },
+    });
+    expect(res.body.traceId).toBe(traceId);
+    // The trace id travels as its 16 bytes in a protobuf export.
+    const sent = await waitFor(
+      async () =>
+        collector.requests.find(
+          (r) =>
+            r.path === '/v1/traces' &&
+            r.headers['content-type'] === 'application/x-protobuf' &&
+            r.body.includes(Buffer.from(traceId, 'hex')),
+        ),
+      { what: 'a protobuf export of the trace', timeoutMs: 10_000 },
+    );
+    expect(sent.body.includes(Buffer.from(res.body.taskId as string))).toBe(true);
   });
 });
 
