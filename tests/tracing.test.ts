@@ -3,6 +3,9 @@
 // W3C traceparent, its runs (a retry linked to the run it follows), its webhook delivery and
 // their log lines in one trace; the handle names it. Without the OTEL_* variables, nothing.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { httpClient, waitFor } from './helpers/http.js';
 import { V2Port } from './helpers/mcp-v2-port.js';
@@ -212,8 +215,30 @@ describe('with the OTEL_* variables set', () => {
       expect(create.parentSpanId).toBe('');
     }
   });
-  it('takes the traceparent of an MCP tools/call (_meta) and of an A2A message (metadata)', async () => {
+  it('takes the traceparent of an MCP tools/call (_meta, both generations) and of an A2A message (metadata)', async () => {
     const alpha = httpClient(api.url, KEY_A);
+    // MCP 2025-11-25, through the official SDK's client: a task-augmented tools/call.
+    const transport = new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${KEY_A}` } },
+    });
+    const client = new Client({ name: 'trace-test', version: '1.0.0' });
+    await client.connect(transport);
+    cleanups.push(() => client.close());
+    const v1Trace = hex(16);
+    const v1 = await client.request(
+      {
+        method: 'tools/call',
+        params: {
+          name: 'echo',
+          arguments: { via: 'mcp-v1' },
+          task: { ttl: 60_000 },
+          _meta: { traceparent: `00-${v1Trace}-${hex(8)}-01` },
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    expect((await alpha('GET', `/v1/jobs/${v1.task.taskId}`)).body.traceId).toBe(v1Trace);
+    // Tasks V2 (2026-07-28), the stateless framing.
     const mcp = new V2Port({ urls: [`${api.url}/mcp`], apiKey: KEY_A });
     const mcpTrace = hex(16);
     const called = await mcp.send(

@@ -79,7 +79,10 @@ export async function traceSubmit<T extends { kind: string }>(
     },
   };
   try {
-    const outcome = await context.with(trace.setSpan(context.active(), span), () => submit(named));
+    // Not made the active span: nothing under it needs it (its parent is given, not looked up),
+    // and entering a context would turn on Node's promise hooks (AsyncLocalStorage) for every
+    // request the API serves (bench/analysis.md, issue 30).
+    const outcome = await submit(named);
     span.setAttribute(ATTR.outcome, outcome.kind);
     return outcome;
   } catch (error) {
@@ -183,9 +186,8 @@ export async function traceDelivery(
     parentContext(facts.parent),
   );
   try {
-    const status = await context.with(trace.setSpan(context.active(), span), () =>
-      post({ traceparent: traceparentOf(span) }),
-    );
+    // The receiver is given the span explicitly; no context is entered (see traceSubmit).
+    const status = await post({ traceparent: traceparentOf(span) });
     span.setAttribute('http.response.status_code', status);
     if (status < 200 || status >= 300) span.setStatus({ code: SpanStatusCode.ERROR });
     return status;
