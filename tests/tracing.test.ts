@@ -39,6 +39,13 @@ function otelEnv(collector: OtlpReceiver, service: string): Record<string, strin
     OTEL_SERVICE_NAME: service,
     // Export every 100 ms (default 5 s), so the test need not wait.
     OTEL_BSP_SCHEDULE_DELAY: '100',
+    // As docker-compose.yml passes the settings nobody set: empty is unset.
+    OTEL_SDK_DISABLED: '',
+    OTEL_TRACES_EXPORTER: '',
+    OTEL_EXPORTER_OTLP_HEADERS: '',
+    OTEL_RESOURCE_ATTRIBUTES: '',
+    OTEL_TRACES_SAMPLER: '',
+    OTEL_TRACES_SAMPLER_ARG: '',
   };
 }
 

@@ -41,6 +41,18 @@ describe('startTracing', () => {
     expect(await startTracing('longrun-api', {})).toBeUndefined();
   });
 
+  it('takes empty variables as unset, as compose passes them', () => {
+    const empty = {
+      OTEL_SDK_DISABLED: '',
+      OTEL_TRACES_EXPORTER: '',
+      OTEL_EXPORTER_OTLP_ENDPOINT: '',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
+      OTEL_EXPORTER_OTLP_PROTOCOL: '',
+      OTEL_SERVICE_NAME: '',
+    };
+    expect(tracingAsked(empty)).toBe(false);
+  });
+
   it('refuses, before registering anything, what it cannot export with', async () => {
     const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' };
     await expect(

@@ -6,6 +6,23 @@ import { ConfigError } from '@longrun/core';
 // span (the engine asks `@opentelemetry/api`, which answers no tracer). The stock worker has the
 // same module (apps/worker/src/tracing.ts): apps share no code.
 
+/**
+ * The OpenTelemetry variables an operator sets most, as docker-compose.yml and .env.example pass
+ * them (empty: unset); read here or by the SDK's packages, which take the other standard ones
+ * (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_BSP_*`, …) from the environment too.
+ */
+export const OTEL_SETTINGS = {
+  OTEL_SDK_DISABLED: 'true: no tracing, whatever else is set',
+  OTEL_TRACES_EXPORTER: 'otlp (default), console or none',
+  OTEL_EXPORTER_OTLP_ENDPOINT: "the collector's OTLP/HTTP base URL: setting it turns tracing on",
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf (default) or http/json',
+  OTEL_EXPORTER_OTLP_HEADERS: 'headers for the collector',
+  OTEL_SERVICE_NAME: 'the service name (default longrun-api, longrun-worker)',
+  OTEL_RESOURCE_ATTRIBUTES: 'more resource attributes',
+  OTEL_TRACES_SAMPLER: 'the sampler (default parentbased_always_on)',
+  OTEL_TRACES_SAMPLER_ARG: "the sampler's argument",
+} as const;
+
 /** Environment variables read here (OpenTelemetry's own names). */
 type Env = Record<string, string | undefined>;
 
@@ -69,11 +86,11 @@ export async function startTracing(serviceName: string, env: Env): Promise<Traci
 }
 
 async function otlpExporter(env: Env): Promise<SpanExporter> {
-  const protocol = (
-    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ??
-    env.OTEL_EXPORTER_OTLP_PROTOCOL ??
-    'http/protobuf'
-  ).trim();
+  // Empty means unset (compose passes every variable, set or not).
+  const protocol =
+    [env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, env.OTEL_EXPORTER_OTLP_PROTOCOL]
+      .map((value) => value?.trim())
+      .find(Boolean) ?? 'http/protobuf';
   if (protocol === 'http/json') {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
     return new OTLPTraceExporter();
