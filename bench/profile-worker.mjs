@@ -3,7 +3,7 @@
 // queue is empty, stops the worker and prints the profile summary. Private redis-server.
 //
 //   node bench/profile-worker.mjs [--jobs=20000] [--out=DIR] [--import=FILE] [--no-profile]
-//                                [--api-env=KEY=VALUE ...]
+//                                [--api-env=KEY=VALUE ...] [--worker-env=KEY=VALUE ...]
 //
 // --import preloads a module into the worker (see bench/experiments/), --no-profile measures
 // without the profiler: drain time and the worker's CPU per job.
@@ -29,6 +29,8 @@ const { values } = parseArgs({
     'no-profile': { type: 'boolean', default: false },
     // KEY=VALUE settings for the API (e.g. LONGRUN_TENANT_MAX_BYTES=0 to price the storage budget).
     'api-env': { type: 'string', multiple: true, default: [] },
+    // KEY=VALUE settings for the worker (e.g. OTEL_EXPORTER_OTLP_ENDPOINT=… to price tracing).
+    'worker-env': { type: 'string', multiple: true, default: [] },
   },
 });
 const jobs = Number(values.jobs);
@@ -41,9 +43,11 @@ try {
   onCleanup(() => ctx.redis.quit());
   const prefix = `bench-wprof-${Date.now().toString(36)}`;
   onCleanup(() => removePrefix(ctx.redis, prefix));
-  const apiEnv = Object.fromEntries(
-    values['api-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
+  const envOf = (list) =>
+    Object.fromEntries(
+      list.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    );
+  const apiEnv = envOf(values['api-env']);
   const api = await startApi('api', {
     redisUrl: own.url,
     prefix,
@@ -68,6 +72,7 @@ try {
         LONGRUN_WORKER_CONCURRENCY: '100',
         LONGRUN_METRICS_PORT: '0',
         LONGRUN_METRICS_HOST: '127.0.0.1',
+        ...envOf(values['worker-env']),
       },
     },
   );

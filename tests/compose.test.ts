@@ -50,8 +50,17 @@ function schemaKeys(path: string): string[] {
 const sharedKeys = schemaKeys('packages/core/src/env.ts');
 /** The variables each app's config schema reads. */
 const reads: Record<Service, Set<string>> = {
-  api: new Set([...sharedKeys, ...schemaKeys('apps/api/src/config.ts')]),
-  worker: new Set([...sharedKeys, ...schemaKeys('packages/worker/src/env.ts')]),
+  // And the OpenTelemetry settings each app's tracing module takes (`OTEL_SETTINGS`).
+  api: new Set([
+    ...sharedKeys,
+    ...schemaKeys('apps/api/src/config.ts'),
+    ...schemaKeys('apps/api/src/tracing.ts'),
+  ]),
+  worker: new Set([
+    ...sharedKeys,
+    ...schemaKeys('packages/worker/src/env.ts'),
+    ...schemaKeys('apps/worker/src/tracing.ts'),
+  ]),
 };
 const appVars = new Set([...reads.api, ...reads.worker]);
 const readersOf = (name: string) => (['api', 'worker'] as const).filter((s) => reads[s].has(name));

@@ -21,9 +21,12 @@ import { loadConfig } from './config.js';
 import { devApiKey, type DevKey } from './dev-key.js';
 import { ApiKeys } from './http/auth.js';
 import { streamLimits } from './http/stream-slots.js';
+import { startTracing } from './tracing.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before anything that could make a span: none is made unless the OTEL_* variables ask.
+  const tracing = await startTracing('longrun-api', process.env);
   const logger = createLogger({
     process: 'api',
     level: config.LOG_LEVEL,
@@ -168,7 +171,10 @@ async function main(): Promise<void> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
-  logger.info({ port, host: config.HOST ?? 'all interfaces', streams }, 'api ready');
+  logger.info(
+    { port, host: config.HOST ?? 'all interfaces', streams, tracing: tracing?.exporters ?? 'off' },
+    'api ready',
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -187,6 +193,7 @@ async function main(): Promise<void> {
     await types.close();
     await events.close();
     await Promise.allSettled([connection.quit(), subscriber.quit(), tickerConnection.quit()]);
+    await tracing?.shutdown().catch(() => undefined); // the last spans
     logger.info('api stopped');
     process.exit(0);
   };

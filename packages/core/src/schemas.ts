@@ -180,6 +180,17 @@ export const taskHandleSchema = z.object({
   replayOf: z.string().optional(),
   /** The submit's input: only on the task's own `GET` with `include=input`. */
   input: jsonObjectSchema.optional(),
+  /**
+   * The task's OpenTelemetry trace (32 hex digits): its submit, runs and webhook deliveries are
+   * spans of this trace. Absent when the API that took the submit had no tracing on.
+   */
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional()
+    .describe(
+      'The OpenTelemetry trace id of the task: its submit, runs and webhook deliveries are spans of this trace (absent when tracing was off)',
+    ),
 });
 
 /**

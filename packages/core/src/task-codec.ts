@@ -32,6 +32,8 @@ export const FIELD = {
   scheduleId: 'schedule',
   tags: 'tags',
   replayOf: 'replayOf',
+  traceparent: 'trace',
+  lastRunTrace: 'runTrace',
   /** Bookkeeping, not part of `TaskRecord`: the last event number (SSE ids). */
   seq: 'seq',
   /** The idempotency key naming this task, if any (absent, or '' from older versions, when none). */
@@ -83,6 +85,8 @@ const KINDS: Record<keyof TaskRecord, Kind> = {
   scheduleId: 'string',
   tags: 'json',
   replayOf: 'string',
+  traceparent: 'string',
+  lastRunTrace: 'string',
 };
 
 /** What a write may carry: any record property; `inputRequest: null` clears it. */
@@ -142,6 +146,7 @@ export const HANDLE_FIELDS = [
   FIELD.scheduleId,
   FIELD.tags,
   FIELD.replayOf,
+  FIELD.traceparent,
   // Last, so that a summary (SUMMARY_FIELDS) is this list without it.
   FIELD.result,
 ] as const;
@@ -156,7 +161,7 @@ export const SUMMARY_FIELDS = HANDLE_FIELDS.slice(0, -1);
 export function decodeHandle(id: string, values: readonly (string | null)[]): HandleFields | null {
   const [tenant, type, status, msg, created, updated, ttl, progress, error, request, schedule] =
     values;
-  const [tags, replayOf] = [values[11], values[12]];
+  const [tags, replayOf, tp] = [values[11], values[12], values[13]];
   // The result is the last field: absent from a summary's read (SUMMARY_FIELDS).
   const result = values[HANDLE_FIELDS.length - 1];
   if (!status || !tenant) return null;
@@ -176,6 +181,7 @@ export function decodeHandle(id: string, values: readonly (string | null)[]): Ha
   if (schedule) view.scheduleId = schedule;
   if (tags) view.tags = parseJson(id, FIELD.tags, tags) as string[];
   if (replayOf) view.replayOf = replayOf;
+  if (tp) view.traceparent = tp;
   if (result !== null && result !== undefined) view.result = parseJson(id, FIELD.result, result);
   return view;
 }
@@ -207,6 +213,8 @@ export function decodeRecord(id: string, hash: Record<string, string>): TaskReco
   if (hash[FIELD.started] === '1') record.started = true;
   const repairs = hash[FIELD.repairs];
   if (repairs) record.repairs = checkInt(id, FIELD.repairs, repairs);
+  const lastRunTrace = hash[FIELD.lastRunTrace];
+  if (lastRunTrace) record.lastRunTrace = lastRunTrace;
   return record;
 }
 

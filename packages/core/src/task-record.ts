@@ -42,6 +42,13 @@ export interface TaskRecord {
   tags?: string[];
   /** The task this one replays (`POST /v1/jobs/{id}/replay`); unset: submitted directly. */
   replayOf?: string;
+  /**
+   * The W3C `traceparent` of the submit's span (OpenTelemetry, decision 65): the runs, webhook
+   * deliveries and the handle's `traceId` belong to its trace. Unset when no tracing was on.
+   */
+  traceparent?: string;
+  /** The `traceparent` of the run that failed and will be retried: the retry's span links to it. */
+  lastRunTrace?: string;
 }
 
 /**
@@ -65,6 +72,7 @@ export type HandleFields = Pick<
   | 'scheduleId'
   | 'tags'
   | 'replayOf'
+  | 'traceparent'
 >;
 
 /** One entry of a task's event stream: the state right after a change. */
@@ -126,5 +134,7 @@ export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHand
   if (record.scheduleId) handle.scheduleId = record.scheduleId;
   if (record.tags?.length) handle.tags = record.tags;
   if (record.replayOf) handle.replayOf = record.replayOf;
+  // `00-<trace id>-<span id>-<flags>`: the trace id is the 32 hex digits after the version.
+  if (record.traceparent) handle.traceId = record.traceparent.slice(3, 35);
   return handle;
 }

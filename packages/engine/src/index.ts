@@ -54,6 +54,7 @@ export {
 } from './redis.js';
 export { coalesceWrites } from './write-coalescing.js';
 export { createLogger, type LogFormat, type LoggerOptions } from './logger.js';
+export { parseTraceparent, traceLogFields } from './tracing/tracer.js';
 export { FailureLog, type FailureLogOptions } from './failure-log.js';
 export { taskKeys, queueNameFor, type TaskKeys } from './keys.js';
 export { MAX_SHARDS, parseShardList, shardPrefix } from './shards.js';

@@ -36,6 +36,7 @@ export * from './registry/job-type-registry.js';
 export * from './registry/job-type-directory.js';
 export * from './registry/heartbeat.js';
 export * from './logger.js';
+export * from './tracing/index.js';
 export * from './failure-log.js';
 export * from './engine/schedules.js';
 export * from './engine/schedule-ticker.js';

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions } from 'pino-pretty';
+import { activeTracer, traceLogFields } from './tracing/tracer.js';
 
 /** pino-pretty, loaded only when a terminal asks for it (never in production). */
 const prettyFactory = (options: PrettyOptions): ((line: string) => string) =>
@@ -43,7 +44,13 @@ const TAG_COLOURS: Record<string, string> = { api: '36', worker: '35' }; // cyan
  */
 export function createLogger(opts: LoggerOptions): Logger {
   const out = opts.stream ?? process.stdout;
-  const base = { name: `longrun-${opts.process}`, level: opts.level ?? 'info' };
+  // `trace_id`/`span_id` on the lines logged inside a span, when an OpenTelemetry SDK was
+  // registered before the logger was made (the apps do so first); else no mixin, no cost.
+  const base = {
+    name: `longrun-${opts.process}`,
+    level: opts.level ?? 'info',
+    ...(activeTracer() ? { mixin: traceLogFields } : {}),
+  };
   const isTTY = Boolean(out.isTTY);
   if (
     resolveLogFormat(opts.format ?? 'auto', isTTY, opts.nodeEnv ?? process.env.NODE_ENV) === 'json'

@@ -53,6 +53,7 @@ export function jobData(record: JobRecord, opts: EnqueueOptions): TaskJobData {
       ? {}
       : { input: record.input, expiresAt: record.createdAt + record.ttlMs }),
     ...(record.timeoutMs ? { timeoutMs: record.timeoutMs } : {}),
+    ...(record.traceparent ? { traceparent: record.traceparent } : {}),
   };
 }
 
@@ -86,4 +87,6 @@ export type JobRecord = Pick<TaskRecord, 'id' | 'tenant' | 'createdAt' | 'ttlMs'
   priority?: number | undefined;
   runAt?: number | undefined;
   timeoutMs?: number | undefined;
+  /** The submit's span (OpenTelemetry): the parent of the job's runs. */
+  traceparent?: string | undefined;
 };

@@ -14,6 +14,8 @@ import type { TaskWorkerLogger } from './worker/job-data.js';
 import { REFUSED_TARGET, type WebhookTargetPolicy } from './webhook-target.js';
 import { a2aDelivery, webhookDelivery } from './webhook-payloads.js';
 import { post } from './webhook-post.js';
+import { activeTracer } from './tracing/tracer.js';
+import { traceDelivery } from './tracing/spans.js';
 import { OutboxRelay } from './webhook-relay.js';
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'dropped';
@@ -179,15 +181,20 @@ export class WebhookDispatcher {
     const { body, headers } = isA2APush(callback)
       ? a2aDelivery(deliveryId, task, callback)
       : webhookDelivery(deliveryId, event, task, callback);
-    const status = await post(callback.url, body, headers, {
-      lookup: this.opts.policy.lookup,
-      timeoutMs: this.opts.timeoutMs ?? 10_000,
-    }).catch((error: NodeJS.ErrnoException) => {
-      // Refused after resolving (no connection was made): final, like a refusal by name above.
-      // Retrying would ask the same resolver 10 times over 17 minutes for the same answer.
-      if (error.code === REFUSED_TARGET) throw new UnrecoverableError(error.message);
-      throw error;
-    });
+    const send = (traceHeaders?: Record<string, string>): Promise<number> =>
+      post(callback.url, body, traceHeaders ? { ...headers, ...traceHeaders } : headers, {
+        lookup: this.opts.policy.lookup,
+        timeoutMs: this.opts.timeoutMs ?? 10_000,
+      }).catch((error: NodeJS.ErrnoException) => {
+        // Refused after resolving (no connection was made): final, like a refusal by name above.
+        // Retrying would ask the same resolver 10 times over 17 minutes for the same answer.
+        if (error.code === REFUSED_TARGET) throw new UnrecoverableError(error.message);
+        throw error;
+      });
+    // Traced (an OpenTelemetry SDK is on): a span in the task's trace, its `traceparent` sent.
+    const tracer = activeTracer();
+    const facts = { taskId, eventId, url: callback.url, parent: record.traceparent };
+    const status = await (tracer ? traceDelivery(tracer, facts, send) : send());
     if (status === 410) throw new UnrecoverableError('receiver answered 410 Gone');
     if (status < 200 || status >= 300) throw new Error(`receiver answered ${status}`);
     this.opts.onDelivery?.('delivered');

@@ -16,15 +16,20 @@ export function createWorker(opts: WorkerOptions): LongrunWorker {
 
 /**
  * Closes the worker on SIGTERM or SIGINT and ends the process (exit 0 once drained or
- * abandoned; exit 1 if closing itself hangs past the grace period).
+ * abandoned; exit 1 if closing itself hangs past the grace period). `afterClose` runs once the
+ * worker closed, before the exit: e.g. an OpenTelemetry provider's `shutdown` (the last spans).
  */
-export function stopOnSignals(worker: LongrunWorker): void {
+export function stopOnSignals(worker: LongrunWorker, afterClose?: () => Promise<unknown>): void {
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
     setTimeout(() => process.exit(1), worker.shutdownGraceMs + 5000).unref();
-    void worker.close().finally(() => process.exit(0));
+    void worker
+      .close()
+      .then(afterClose)
+      .catch(() => undefined)
+      .finally(() => process.exit(0));
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

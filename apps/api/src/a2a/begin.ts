@@ -8,6 +8,7 @@ import { describe, notFound } from './errors.js';
 import { messageBody } from './message.js';
 import { pushConfigBody, setPush } from './push-config.js';
 import { rejectedTask } from './task-mapping.js';
+import { traceparentIn } from '../http/trace-context.js';
 
 /** What a message led to: a task to follow, or a start the engine refused. */
 export type Begun = { handle: TaskHandle } | { rejected: Task };
@@ -27,7 +28,10 @@ export async function begin(
   const message = params.message;
   if (!message?.messageId) throw new RequestMalformedError('message.messageId is required');
   const push = params.configuration?.taskPushNotificationConfig;
-  if (!message.taskId) return start(engine, caller, message, push && pushConfigBody(push));
+  if (!message.taskId) {
+    const traceparent = traceparentIn(message.metadata, params.metadata);
+    return start(engine, caller, message, push && pushConfigBody(push), traceparent);
+  }
   if (push) await setPush(engine, caller.tenant, message.taskId, pushConfigBody(push));
   return answer(engine, caller, message);
 }
@@ -41,6 +45,7 @@ async function start(
   caller: Caller,
   message: Message,
   pushConfig?: unknown,
+  traceparent?: string,
 ): Promise<Begun> {
   const parsed = messageBody(message, '{"type", "input", "ttlMs"?}');
   if (!parsed.ok) {
@@ -57,6 +62,7 @@ async function start(
     idempotencyKey: key.success ? key.data : undefined,
     requestId: caller.requestId,
     pushConfig,
+    traceparent,
   });
   if (outcome.kind === 'created' || outcome.kind === 'replayed') return { handle: outcome.task };
   const problem = submitProblem(outcome, engine.retryAfter);

@@ -8,6 +8,7 @@ import { idempotencyKey } from './idempotency-key.js';
 import { readPlainJson } from './json-body.js';
 import { answerError } from './problem.js';
 import { trackRequest, type RequestObserver } from './request-log.js';
+import { traceparentIn } from './trace-context.js';
 
 /** The metrics' route labels, as Express labels the routes (see routes/jobs.ts). */
 const SUBMIT_ROUTE = '/v1/jobs/';
@@ -61,6 +62,7 @@ export function fastLane(app: RequestListener, deps: FastLaneDeps): RequestListe
           .submit(tenant, (req as { body?: unknown }).body, {
             idempotencyKey: idempotency,
             requestId,
+            traceparent: traceparentIn(req.headers.traceparent),
           })
           .then((outcome) => answerSubmit(res, outcome, engine.retryAfter))
           .catch(fail);

@@ -11,6 +11,7 @@ import type { TaskHandle } from '@longrun/core';
 import type { TaskEngine } from '@longrun/engine';
 import { submitError, TASK_NOT_FOUND } from './errors.js';
 import { clampTtl, statusMessageOf, toolResultOf } from './task-views.js';
+import { traceparentIn } from '../http/trace-context.js';
 
 export interface EngineTaskStoreOptions {
   /** `LONGRUN_MAX_TTL_MS`: a requested ttl above it is clamped to it. */
@@ -41,12 +42,17 @@ export class EngineTaskStore implements TaskStore {
    * `params.task`: plain calls never reach the SDK, see `routeToolCalls`).
    */
   async createTask(params: CreateTaskOptions, _id: RequestId, request: Request): Promise<Task> {
-    const call = (request.params ?? {}) as { name?: unknown; arguments?: unknown };
+    const call = (request.params ?? {}) as {
+      name?: unknown;
+      arguments?: unknown;
+      task?: unknown;
+      _meta?: unknown;
+    };
     const ttlMs = clampTtl(params.ttl, this.opts.maxTtlMs);
     const outcome = await this.engine.submit(
       this.tenant,
       { type: call.name, input: call.arguments ?? {}, ...(ttlMs === undefined ? {} : { ttlMs }) },
-      { requestId: this.opts.requestId },
+      { requestId: this.opts.requestId, traceparent: traceparentIn(call._meta) },
     );
     if (outcome.kind !== 'created' && outcome.kind !== 'replayed') {
       const error = submitError(outcome);

@@ -15,6 +15,8 @@ export type PlainCallOutcome =
 
 export interface PlainCallContext {
   requestId?: string | undefined;
+  /** The call's `_meta.traceparent` (W3C): the parent of the submit's span (decision 65). */
+  traceparent?: string | undefined;
   /** Aborted when the client is gone: a short tool's wait ends and its task is cancelled. */
   signal: AbortSignal;
   /** Each handle seen while a short tool's call waits (progress notifications). */
@@ -42,7 +44,7 @@ export async function plainCall(
   const submitted = await engine.submit(
     tenant,
     { type: name, input: input ?? {} },
-    { requestId: ctx.requestId },
+    { requestId: ctx.requestId, traceparent: ctx.traceparent },
   );
   if (submitted.kind !== 'created' && submitted.kind !== 'replayed') {
     return { kind: 'refused', error: submitError(submitted) };

@@ -19,6 +19,7 @@ import { plainCall } from './plain-call.js';
 import { progressNotifier, progressTokenOf } from './task-follow.js';
 import { routeToolCalls } from './tool-calls.js';
 import { toolsFrom } from './tools.js';
+import { traceparentIn } from '../http/trace-context.js';
 
 /** What the door says about itself (`serverInfo`). */
 export const SERVER_INFO = { name: 'longrun', version: '0.1.0' };
@@ -138,6 +139,7 @@ export function v1Server(deps: V1RequestDeps): {
       }
       const outcome = await plainCall(engine, tenant, name, args, {
         requestId: deps.requestId,
+        traceparent: traceparentIn(request.params?._meta),
         signal,
         onUpdate,
       });

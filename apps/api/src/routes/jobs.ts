@@ -36,6 +36,7 @@ import {
   submitJob,
   submitJobs,
 } from './jobs.operations.js';
+import { traceparentIn } from '../http/trace-context.js';
 
 /**
  * The answer to a submit, from either door (this route or the fast lane): 202 with the handle,
@@ -112,6 +113,7 @@ export function addJobRoutes(
     const outcome = await engine.submit(tenantOf(res), req.body, {
       idempotencyKey: idempotencyKey(req),
       requestId: res.locals.requestId as string,
+      traceparent: traceparentIn(req.headers.traceparent),
     });
     answerSubmit(res, outcome, retryAfter());
   });
@@ -120,6 +122,7 @@ export function addJobRoutes(
   mount(router, submitJobs, ...before, jsonBody(), async (req, res) => {
     const outcome = await engine.submitBatch(tenantOf(res), req.body, {
       requestId: res.locals.requestId as string,
+      traceparent: traceparentIn(req.headers.traceparent),
     });
     if (outcome.kind === 'invalid') throw invalidProblem(outcome);
     for (const r of outcome.results) {

@@ -7,6 +7,8 @@ import type { CreateOutcome, FairTag, TaskStore } from '../task-store.js';
 import type { SubmitOutcome, TickOutcome } from './outcomes.js';
 import { SubmitRequest, type Idempotency, type RequestDeps } from './submit-request.js';
 import type { FaultHooks } from '../fault-hooks.js';
+import { activeTracer } from '../tracing/tracer.js';
+import { traceSubmit, type SubmitSpan } from '../tracing/spans.js';
 
 export { SCHEDULED } from './submit-request.js';
 
@@ -50,6 +52,11 @@ export interface SubmitOptions {
   caps?: { maxOpenTasks: number; maxBytes: number } | undefined;
   /** The task this submit replays (`TaskEngine.replay`): kept in the record, shown on the handle. */
   replayOf?: string | undefined;
+  /**
+   * The W3C `traceparent` the request came with (HTTP header, MCP `_meta`, A2A metadata): the
+   * parent of the submit's span when an OpenTelemetry SDK is on (decision 65); ignored if not.
+   */
+  traceparent?: string | undefined;
 }
 
 /** A schedule's tick: its task is made only while the schedule exists (see `TickOutcome`). */
@@ -88,10 +95,24 @@ export class Submitter {
    * Submits a task; a tick's (`TickOptions`) only while its schedule exists, checked in the
    * create's own script (`scheduleGone` otherwise).
    */
-  async submit(
+  submit(
     tenant: string,
     body: unknown,
     opts: SubmitOptions & { scheduleId?: string } = {},
+  ): Promise<TickOutcome> {
+    // No OpenTelemetry SDK registered: no span, not even a no-op one.
+    const tracer = activeTracer();
+    if (!tracer) return this.create(tenant, body, opts);
+    return traceSubmit(tracer, opts.traceparent, tenant, (span) =>
+      this.create(tenant, body, opts, span),
+    );
+  }
+
+  private async create(
+    tenant: string,
+    body: unknown,
+    opts: SubmitOptions & { scheduleId?: string },
+    span?: SubmitSpan,
   ): Promise<TickOutcome> {
     const read = this.request;
     const request = read.parse(body);
@@ -111,6 +132,10 @@ export class Submitter {
     if (opts.scheduleId) record.scheduleId = opts.scheduleId;
     if (opts.replayOf) record.replayOf = opts.replayOf;
     if (push) record.callback = { ...push, id: push.id || record.id };
+    if (span) {
+      const queue = this.deps.jobs.queueFor(definition.name).name;
+      record.traceparent = span.task(record.id, definition.name, queue);
+    }
     const idempotency = opts.idempotencyKey
       ? read.claim(tenant, record.id, opts.idempotencyKey, request, push)
       : undefined;

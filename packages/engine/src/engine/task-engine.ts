@@ -203,7 +203,11 @@ export class TaskEngine {
   }
 
   /** Submits up to 100 tasks, each on its own (see `submitBatch`); their outcomes in order. */
-  submitBatch(tenant: string, body: unknown, opts?: { requestId?: string }): Promise<BatchOutcome> {
+  submitBatch(
+    tenant: string,
+    body: unknown,
+    opts?: { requestId?: string; traceparent?: string | undefined },
+  ): Promise<BatchOutcome> {
     return submitBatch(this, tenant, body, opts);
   }
 

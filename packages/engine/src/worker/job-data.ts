@@ -8,6 +8,8 @@ export interface TaskJobData {
   expiresAt?: number;
   /** The submit's own run timeout (ms), if it gave one. */
   timeoutMs?: number;
+  /** The W3C `traceparent` of the submit's span: the parent of each run's span (decision 65). */
+  traceparent?: string;
 }
 
 /** What a run needs of its task. */
@@ -22,6 +24,12 @@ export interface RunTask {
   expiresAt: number;
   /** The submit's own run timeout (ms), if it gave one; else the job type's applies. */
   timeoutMs?: number | undefined;
+  /** The submit's span (`traceparent`), when the task was traced: its runs' parent. */
+  traceparent?: string | undefined;
+  /** The failed run before this retry (`traceparent`): this run's span links to it. */
+  lastRunTrace?: string | undefined;
+  /** This run's own span (`traceparent`), kept by a retry for the next run to link to. */
+  runTrace?: string | undefined;
 }
 
 /** How one run of a job ended, for metrics and logs. */

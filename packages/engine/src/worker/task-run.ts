@@ -204,6 +204,8 @@ export class TaskRun implements ContextRun {
     if (willRetry) {
       const outcome = await this.store.transition(this.task.id, 'retry', {
         statusMessage: `attempt ${attempt} ${timedOut ? 'timed out' : 'failed'}; retrying`,
+        // A traced run: the retry's span links to this one (decision 65).
+        lastRunTrace: this.task.runTrace,
       });
       this.stopIfGone(outcome);
       return { outcome: 'retrying', thrown: error instanceof Error ? error : new Error(message) };

@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { JobCatalog } from '@longrun/core';
@@ -7,9 +8,12 @@ import { TaskStore } from '../task-store.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
 import { GiveBack } from './give-back.js';
+import { isFirstRun, takeTask } from './take-task.js';
 import { RunRegistry } from './run-control.js';
 import { RunSlots } from './run-slots.js';
 import { TaskRun, type RunEnd } from './task-run.js';
+import { activeTracer } from '../tracing/tracer.js';
+import { endRunSpan, traceRun } from '../tracing/spans.js';
 
 export { GIVE_BACK_BASE_MS, GIVE_BACK_MAX_MS } from './give-back.js';
 
@@ -181,103 +185,78 @@ export class TaskWorker {
   private async runJob(job: Job, token?: string): Promise<void> {
     const started = Date.now();
     const taskId = job.id ?? '';
-    const fast = this.isFirstRun(job);
-    const task = this.runs.wasCancelled(taskId) ? null : await this.take(job, fast, started);
+    const fast = isFirstRun(job, this.runningMarkMs);
+    const task = this.runs.wasCancelled(taskId)
+      ? null
+      : await takeTask(this.store, job, fast, started);
     if (!task) {
       // Cancelled before it started, expired, forgotten, or finished by a run that crashed
       // before BullMQ heard of it: nothing to do.
       this.ended(job, job.name, 'skipped', started);
       return;
     }
-    this.opts.logger.info(
-      {
-        taskId,
-        type: task.type,
-        attempt: job.attemptsMade + 1,
-        requestId: ((job.data ?? {}) as TaskJobData).requestId,
-      },
-      'task started',
-    );
-    if (this.opts.onQueueWait && job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1) {
+    let waitMs: number | undefined;
+    if (job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1) {
       // Clocks of the API's and this host may differ a little: never a negative wait.
       // BullMQ zeroes `job.delay` when it promotes a delayed job; the option keeps the delay.
-      const waitMs = Math.max(0, started - job.timestamp - (job.opts.delay ?? 0));
-      this.opts.onQueueWait(task.type, waitMs);
+      waitMs = Math.max(0, started - job.timestamp - (job.opts.delay ?? 0));
+      this.opts.onQueueWait?.(task.type, waitMs);
     }
+    // Without an OpenTelemetry SDK, no span (decision 65).
+    const tracer = activeTracer();
+    if (!tracer) return this.runTask(job, task, fast, started, token);
+    const attempt = job.attemptsMade + 1;
+    const parent = task.traceparent ?? ((job.data ?? {}) as TaskJobData).traceparent;
+    const facts = { taskId, type: task.type, queue: job.queueName, attempt, parent };
+    return traceRun(
+      tracer,
+      { ...facts, startedAt: started, previousRun: task.lastRunTrace, queueWaitMs: waitMs },
+      task,
+      (span) => this.runTask(job, task, fast, started, token, span),
+    );
+  }
+
+  /** Runs a task taken (in its span when traced); returns or throws as BullMQ expects. */
+  private async runTask(
+    job: Job,
+    task: RunTask,
+    fast: boolean,
+    started: number,
+    token: string | undefined,
+    span?: Span,
+  ): Promise<void> {
+    const taskId = task.id;
+    const requestId = ((job.data ?? {}) as TaskJobData).requestId;
+    const attempt = job.attemptsMade + 1;
+    this.opts.logger.info({ taskId, type: task.type, attempt, requestId }, 'task started');
     const run = new TaskRun(this.deps, job, task, fast, token);
     const untrack = this.runs.track(taskId, run.control);
     let end: RunEnd;
     try {
       end = await run.execute();
+    } catch (error) {
+      if (span) endRunSpan(span, 'failed', error);
+      throw error;
     } finally {
       untrack();
     }
-    if (typeof end.outcome === 'string') this.ended(job, task.type, end.outcome, started);
+    const thrown = end.thrown;
+    if (typeof end.outcome === 'string')
+      this.ended(job, task.type, end.outcome, started, span, thrown);
     else {
       // A completion: its answer (completed, or refused) comes after the processor returned.
       end.outcome.then(
-        (outcome) => this.ended(job, task.type, outcome, started),
+        (outcome) => this.ended(job, task.type, outcome, started, span),
         (err: unknown) => {
           this.opts.logger.error({ err, taskId }, 'could not record the completion');
-          this.ended(job, task.type, 'failed', started);
+          this.ended(job, task.type, 'failed', started, span, err);
         },
       );
     }
-    if (end.thrown) {
-      this.ownErrors.add(end.thrown);
-      throw end.thrown;
+    if (thrown) {
+      this.ownErrors.add(thrown);
+      throw thrown;
     }
-  }
-
-  /**
-   * A first run of a job that carries its input needs nothing from the record: the task is
-   * `working` and the completion script refuses to touch it if it was cancelled meanwhile.
-   */
-  private isFirstRun(job: Job): boolean {
-    const data = (job.data ?? {}) as TaskJobData;
-    return (
-      this.runningMarkMs > 0 &&
-      data.input !== undefined &&
-      data.expiresAt !== undefined &&
-      job.attemptsMade === 0 &&
-      (job.attemptsStarted ?? 1) <= 1
-    );
-  }
-
-  /**
-   * The task to run: from the job on a first run, else by the `start` event, which checks in one
-   * script that it is still to be done, marks it running and reads it (retry, stalled re-run,
-   * resumed after input, re-added job).
-   */
-  private async take(job: Job, fast: boolean, now: number): Promise<RunTask | null> {
-    const data = (job.data ?? {}) as TaskJobData;
-    const id = job.id ?? '';
-    if (fast) {
-      const expiresAt = data.expiresAt!;
-      return expiresAt > now
-        ? {
-            id,
-            type: job.name,
-            input: data.input!,
-            inputs: [],
-            inputsRead: false,
-            expiresAt,
-            timeoutMs: data.timeoutMs,
-          }
-        : null;
-    }
-    const record = await this.store.start(id, { awaitingInput: false, started: true });
-    return (
-      record && {
-        id: record.id,
-        type: record.type,
-        input: record.input,
-        inputs: record.inputs,
-        inputsRead: true,
-        expiresAt: record.createdAt + record.ttlMs,
-        timeoutMs: record.timeoutMs,
-      }
-    );
   }
 
   /**
@@ -287,7 +266,14 @@ export class TaskWorker {
    * An operator reading a worker's log at the default level sees every task it ran and how it
    * ended (two lines per run cost some CPU on very short jobs: `LOG_LEVEL=warn` drops them).
    */
-  private ended(job: Job, type: string, outcome: RunOutcome, started: number): void {
+  private ended(
+    job: Job,
+    type: string,
+    outcome: RunOutcome,
+    started: number,
+    span?: Span,
+    error?: unknown,
+  ): void {
     const logger = this.opts.logger;
     const durationMs = Date.now() - started;
     const quiet = outcome === 'skipped';
@@ -305,6 +291,7 @@ export class TaskWorker {
       else logger.info(line, RUN_END_LINES[outcome] ?? 'task run ended');
     }
     this.opts.onRun?.(type, outcome, durationMs);
+    if (span) endRunSpan(span, outcome, error);
   }
 
   /** A job BullMQ failed without our processor deciding it (e.g. it stalled too often). */

@@ -10,6 +10,7 @@ import { toolsFrom } from '../tools.js';
 import { INSTRUCTIONS, SERVER_INFO } from '../v1-server.js';
 import { isObject, readV2Message, V2_PROTOCOL_VERSION, type V2Request } from './framing.js';
 import { createTaskResult, detailedTask } from './views.js';
+import { traceparentIn } from '../../http/trace-context.js';
 
 export interface V2Deps {
   engine: TaskEngine;
@@ -139,7 +140,10 @@ async function callTool(
   }
   if (!request.tasks) {
     // Without the extension: a short tool's result, or a long tool's handle (issue 32).
-    const outcome = await plainCall(engine, tenant, name, input, context);
+    const outcome = await plainCall(engine, tenant, name, input, {
+      ...context,
+      traceparent: traceparentIn(request.params._meta),
+    });
     if (outcome.kind === 'unknown') return invalidParams(`Unknown tool: ${name}`);
     if (outcome.kind === 'refused') return { error: outcome.error };
     return { result: { resultType: 'complete', ...outcome.result } };
@@ -147,7 +151,7 @@ async function callTool(
   const submitted = await engine.submit(
     tenant,
     { type: name, input },
-    { requestId: context.requestId },
+    { requestId: context.requestId, traceparent: traceparentIn(request.params._meta) },
   );
   if (submitted.kind !== 'created' && submitted.kind !== 'replayed') {
     return { error: submitError(submitted) };

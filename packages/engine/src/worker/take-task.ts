@@ -1,0 +1,61 @@
+import type { Job } from 'bullmq';
+import type { TaskStore } from '../task-store.js';
+import type { RunTask, TaskJobData } from './job-data.js';
+
+/**
+ * A first run of a job that carries its input needs nothing from the record: the task is
+ * `working` and the completion script refuses to touch it if it was cancelled meanwhile.
+ */
+export function isFirstRun(job: Job, runningMarkMs: number): boolean {
+  const data = (job.data ?? {}) as TaskJobData;
+  return (
+    runningMarkMs > 0 &&
+    data.input !== undefined &&
+    data.expiresAt !== undefined &&
+    job.attemptsMade === 0 &&
+    (job.attemptsStarted ?? 1) <= 1
+  );
+}
+
+/**
+ * The task to run: from the job on a first run, else by the `start` event, which checks in one
+ * script that it is still to be done, marks it running and reads it (retry, stalled re-run,
+ * resumed after input, re-added job).
+ */
+export async function takeTask(
+  store: TaskStore,
+  job: Job,
+  fast: boolean,
+  now: number,
+): Promise<RunTask | null> {
+  const data = (job.data ?? {}) as TaskJobData;
+  const id = job.id ?? '';
+  if (fast) {
+    const expiresAt = data.expiresAt!;
+    return expiresAt > now
+      ? {
+          id,
+          type: job.name,
+          input: data.input!,
+          inputs: [],
+          inputsRead: false,
+          expiresAt,
+          timeoutMs: data.timeoutMs,
+        }
+      : null;
+  }
+  const record = await store.start(id, { awaitingInput: false, started: true });
+  return (
+    record && {
+      id: record.id,
+      type: record.type,
+      input: record.input,
+      inputs: record.inputs,
+      inputsRead: true,
+      expiresAt: record.createdAt + record.ttlMs,
+      timeoutMs: record.timeoutMs,
+      traceparent: record.traceparent,
+      lastRunTrace: record.lastRunTrace,
+    }
+  );
+}
