@@ -17,7 +17,18 @@ import {
 } from '@longrun/core';
 import { healthSchema, readySchema } from '../routes/health.operations.js';
 import { apiIndexSchema } from '../routes/index.operations.js';
-import { jobTypeListSchema } from '../routes/job-types.operations.js';
+import { jobTypeListSchema, jobTypeSchema } from '../routes/job-types.operations.js';
+import {
+  completeRequestSchema,
+  failRequestSchema,
+  heartbeatRequestSchema,
+  heartbeatSchema,
+  inputRequestSchema,
+  leaseEndSchema,
+  leaseListSchema,
+  leaseRequestSchema,
+  registerJobTypeRequestSchema,
+} from '../routes/worker.operations.js';
 import { batchSubmitRequestSchema, batchSubmitResultSchema } from '../routes/jobs.operations.js';
 import {
   createJobRequests,
@@ -47,6 +58,12 @@ export function schemaComponents(
     Callback: callbackSchema,
     InputResponseRequest: inputResponseRequestSchema,
     BatchSubmitRequest: batchSubmitRequestSchema(maxTtlMs),
+    RegisterJobTypeRequest: registerJobTypeRequestSchema,
+    LeaseRequest: leaseRequestSchema,
+    HeartbeatRequest: heartbeatRequestSchema,
+    CompleteLeaseRequest: completeRequestSchema,
+    FailLeaseRequest: failRequestSchema,
+    LeaseInputRequest: inputRequestSchema,
   });
   return {
     // Requests are described as the client writes them (defaults make fields optional) ...
@@ -69,6 +86,10 @@ export function schemaComponents(
       Readiness: readySchema,
       JobTypeList: jobTypeListSchema,
       BatchSubmitResult: batchSubmitResultSchema,
+      RegisteredJobType: jobTypeSchema,
+      LeaseList: leaseListSchema,
+      Heartbeat: heartbeatSchema,
+      LeaseEnd: leaseEndSchema,
     }),
     ...Object.fromEntries(registered.flatMap((job) => jobInputSchemas(job))),
   };
