@@ -1,4 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -331,4 +333,51 @@ describe('the worker routes over HTTP', () => {
     const again = await worker('POST', onLease(lease, 'complete'), { body: { result: 4 } });
     expect(again.status).toBe(409);
   });
+});
+
+/** The README's HTTP-worker walk-through: its `sh` block, and the `text` block of what it prints. */
+function readmeWalkthrough(): { script: string; prints: string[] } {
+  const readme = readFileSync(resolve(root, 'README.md'), 'utf8');
+  const start = readme.indexOf('\n## HTTP workers');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const script = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+  const prints = /```text\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!script || !prints) throw new Error('README.md has no HTTP-worker walk-through');
+  return { script, prints: prints.trimEnd().split('\n') };
+}
+
+/** An expected line as a pattern: `0b7c2a4e-…` is any task id, any other `…` anything. */
+function linePattern(line: string): RegExp {
+  const escaped = line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(
+    `^${escaped.replace(/[0-9a-f]{8}-…/g, '[0-9a-f]{8}-[0-9a-f-]{27}').replace(/…/g, '.*')}$`,
+  );
+}
+
+describe('the README', () => {
+  it('the curl walk-through prints what it says', async () => {
+    // An API with the default lease, as the README's reader runs it; same Redis and prefix.
+    const api = await startApp('api', {
+      REDIS_URL: inject('redisUrl'),
+      LONGRUN_PREFIX: prefix,
+      LONGRUN_API_KEYS: API_KEYS,
+      LONGRUN_WORKER_KEYS: `curl:${OTHER_WORKER_KEY}`,
+      PORT: '0',
+      HOST: '127.0.0.1',
+    });
+    stops.push(() => api.stop());
+    const { script, prints } = readmeWalkthrough();
+    const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], {
+      env: {
+        ...process.env,
+        LONGRUN_URL: `http://127.0.0.1:${api.ready.port as number}`,
+        API_KEY: KEY_A,
+        WORKER_KEY: OTHER_WORKER_KEY,
+      },
+      timeout: 30_000,
+    });
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(prints.length);
+    prints.forEach((expected, i) => expect(lines[i]).toMatch(linePattern(expected)));
+  }, 40_000);
 });
