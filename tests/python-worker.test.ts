@@ -324,6 +324,64 @@ describe('the worker routes over HTTP', () => {
     });
   });
 
+  it('delays, priorities and a per-type rate limit apply to leases as to SDK workers', async () => {
+    const reg = await worker('PUT', '/v1/worker/job-types/curl-limited', {
+      body: { inputSchema: { type: 'object' }, rateLimit: { max: 1, durationMs: 60_000 } },
+    });
+    expect(reg.status).toBe(200);
+    expect(reg.body.rateLimit).toEqual({ max: 1, durationMs: 60_000 });
+    const a = await submit('curl-limited', {});
+    await submit('curl-limited', {});
+    const first = await worker('POST', '/v1/worker/leases', {
+      body: { types: ['curl-limited'], max: 2 },
+    });
+    expect(first.body.leases.map((l: { taskId: string }) => l.taskId)).toEqual([a]);
+    // One start per minute: the second job waits, whoever asks.
+    const second = await worker('POST', '/v1/worker/leases', {
+      body: { types: ['curl-limited'], max: 2, waitMs: 500 },
+    });
+    expect(second.body.leases).toEqual([]);
+
+    // A delayed task is not leased before its time; the priority 1 task goes first.
+    const later = (
+      await http('POST', '/v1/jobs', {
+        body: { type: 'curl-echo', input: { n: 10 }, delayMs: 60_000 },
+      })
+    ).body.taskId as string;
+    const low = (
+      await http('POST', '/v1/jobs', { body: { type: 'curl-echo', input: { n: 11 }, priority: 5 } })
+    ).body.taskId as string;
+    const high = (
+      await http('POST', '/v1/jobs', { body: { type: 'curl-echo', input: { n: 12 }, priority: 1 } })
+    ).body.taskId as string;
+    const leased = await worker('POST', '/v1/worker/leases', {
+      body: { types: ['curl-echo'], max: 3 },
+    });
+    const order = leased.body.leases.map((l: { taskId: string }) => l.taskId);
+    expect(order).toEqual([high, low]);
+    expect(order).not.toContain(later);
+    for (const lease of leased.body.leases) {
+      await worker('POST', onLease(lease, 'complete'), { body: { result: null } });
+    }
+    expect((await http('POST', `/v1/jobs/${later}/cancel`)).status).toBe(200);
+  });
+
+  it('a run past its timeoutMs fails at its next heartbeat (cancelled: true), as an SDK run times out', async () => {
+    const reg = await worker('PUT', '/v1/worker/job-types/curl-slow', {
+      body: { inputSchema: { type: 'object' }, timeoutMs: 300 },
+    });
+    expect(reg.status).toBe(200);
+    const id = await submit('curl-slow', {});
+    const lease = await leaseOne('curl-slow');
+    await new Promise((r) => setTimeout(r, 500));
+    const beat = await worker('POST', onLease(lease, 'heartbeat'), { body: { progress: 90 } });
+    expect(beat.body).toEqual({ cancelled: true, leaseMs: LEASE_MS });
+    const result = (await http('GET', `/v1/jobs/${id}/result`)).body;
+    expect(result).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
+    const complete = await worker('POST', onLease(lease, 'complete'), { body: { result: 1 } });
+    expect(complete.status).toBe(409);
+  });
+
   it('complete records the result; the lease is then over', async () => {
     const id = await submit('curl-echo', { n: 3 });
     const lease = await leaseOne('curl-echo');
