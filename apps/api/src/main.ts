@@ -202,6 +202,8 @@ async function main(): Promise<void> {
       logger.error('shutdown did not finish in time; exiting');
       process.exit(1);
     }, config.LONGRUN_SHUTDOWN_GRACE_MS + 5000).unref();
+    // HTTP workers' long polls answer now (empty), so they do not hold the server open.
+    leases.stopWaiting();
     const force = setTimeout(() => server.closeAllConnections(), config.LONGRUN_SHUTDOWN_GRACE_MS);
     await new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();

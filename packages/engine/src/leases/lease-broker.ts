@@ -70,6 +70,7 @@ export class LeaseBroker {
   private readonly presence: WorkerPresence;
   private turn = 0;
   private observer: LeaseObserver | undefined;
+  private stopping = false;
 
   constructor(private readonly opts: LeaseBrokerOptions) {
     this.presence = new WorkerPresence(opts.types.registry, opts.logger);
@@ -162,7 +163,7 @@ export class LeaseBroker {
     };
     await this.fill(pullers, req.max, leases, open);
     const deadline = Date.now() + req.waitMs;
-    while (leases.length === 0 && Date.now() < deadline && !signal?.aborted) {
+    while (leases.length === 0 && Date.now() < deadline && !signal?.aborted && !this.stopping) {
       const got = await waitForJob(pullers, deadline - Date.now(), signal);
       if (!got) break;
       await open(got.job, got.token, got.puller);
@@ -171,12 +172,25 @@ export class LeaseBroker {
     return { kind: 'ok', leases };
   }
 
+  /**
+   * Long polls under way answer now, with what they have, and new ones do not wait: call it when
+   * the API starts to stop, so its HTTP server is not held open by them.
+   */
+  stopWaiting(): void {
+    this.stopping = true;
+    for (const puller of this.pullers.values()) puller.endWaits();
+  }
+
   async close(): Promise<void> {
+    this.stopWaiting();
     await Promise.allSettled([...this.pullers.values()].map((p) => p.close()));
     this.pullers.clear();
   }
 
-  /** Takes what is waiting now, round the pullers from a different one each call, up to `max`. */
+  /**
+   * Takes what is waiting now, round the pullers from a different one each call, up to `max`:
+   * the takes from one puller go out together (one write, one round trip for all of them).
+   */
   private async fill(
     pullers: readonly LeasePuller[],
     max: number,
@@ -186,10 +200,12 @@ export class LeaseBroker {
     const first = this.turn++ % pullers.length;
     for (let i = 0; i < pullers.length && leases.length < max; i++) {
       const puller = pullers[(first + i) % pullers.length]!;
-      for (let tries = 0; leases.length < max && tries < max * 2; tries++) {
-        const got = await puller.takeNow();
-        if (!got) break;
-        await open(got.job, got.token, puller);
+      for (let rounds = 0; rounds < 3 && leases.length < max; rounds++) {
+        const wanted = max - leases.length;
+        const taken = await Promise.all(Array.from({ length: wanted }, () => puller.takeNow()));
+        const got = taken.filter((t) => t !== undefined);
+        await Promise.all(got.map((t) => open(t.job, t.token, puller)));
+        if (got.length < wanted) break; // this queue has no more now
       }
     }
   }

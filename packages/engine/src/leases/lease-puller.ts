@@ -6,6 +6,8 @@ import type { Redis } from 'ioredis';
 export interface LeaseWaiter {
   /** Takes a job (and its lock token) pulled for it; `false` if it no longer wants one. */
   offer(job: Job, token: string, puller: LeasePuller): boolean;
+  /** Stops waiting now, with nothing (the API is shutting down). */
+  end(): void;
 }
 
 export interface LeasePullerOptions {
@@ -91,9 +93,14 @@ export class LeasePuller {
     await job.moveToDelayed(Date.now(), token);
   }
 
+  /** Ends every wait now, with nothing: long polls answer at once (the API is stopping). */
+  endWaits(): void {
+    for (const waiter of this.waiters.splice(0)) waiter.end();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    this.waiters.length = 0;
+    this.endWaits();
     await this.worker.close(true);
   }
 
@@ -162,6 +169,9 @@ export function waitForJob(
         if (done) return false;
         finish({ job, token, puller });
         return true;
+      },
+      end: () => {
+        if (!done) finish();
       },
     };
     for (const puller of pullers) cancels.push(puller.wait(waiter));

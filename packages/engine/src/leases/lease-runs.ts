@@ -196,8 +196,11 @@ export class LeaseRuns {
     const shard = ref && this.opts.shard(ref.shard);
     if (!ref || !shard) return { kind: 'notFound' };
     const puller = this.opts.puller(ref.shard, ref.queue);
-    const job = await Job.fromId(puller.worker, ref.jobId);
-    const held = job ? await job.extendLock(ref.token, this.opts.leaseMs) : 0;
+    // The job's hash and the lock's renewal in one write: the renewal needs only the id.
+    const [job, held] = await Promise.all([
+      Job.fromId(puller.worker, ref.jobId),
+      new Job(puller.worker, '', {}, {}, ref.jobId).extendLock(ref.token, this.opts.leaseMs),
+    ]);
     if (!job || held !== 1) {
       const view = await shard.store.peek(ref.jobId);
       if (!view) return { kind: 'notFound' };
