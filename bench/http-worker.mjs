@@ -12,6 +12,7 @@
 //    (user + system, /proc/<pid>/stat) as a percentage of one core, beside the same API idle with
 //    no poller.
 // Everything runs on a private redis-server (no persistence) on a free loopback port.
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
@@ -153,7 +154,9 @@ async function main() {
   say(`HTTP worker: ${httpRate.jobsPerSecond.toFixed(0)} jobs/s`);
   const requests = (await (await fetch(`${api.base}/metrics`)).text())
     .split('\n')
-    .filter((l) => l.startsWith('longrun_http_request_duration_seconds_count') && l.includes('worker'));
+    .filter(
+      (l) => l.startsWith('longrun_http_request_duration_seconds_count') && l.includes('worker'),
+    );
   say(`worker requests:\n${requests.join('\n')}`);
 
   // 2. The API's CPU, idle, then with IDLE long polls held open.

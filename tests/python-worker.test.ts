@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { httpClient, waitFor, type HttpResult } from './helpers/http.js';
-import { startApp, type Proc } from './helpers/processes.js';
+import { startApp } from './helpers/processes.js';
 import { API_KEYS, KEY_A, uniquePrefix } from './helpers/service.js';
 
 // The HTTP worker protocol (issue 31, decision 62) end to end: the real API process on the real
