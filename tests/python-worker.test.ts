@@ -252,6 +252,14 @@ describe('the worker routes over HTTP', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.type).toBe('/problems/invalid-request');
     }
+    // A JSON Schema ajv cannot compile is refused when sent, not when a submit or answer meets it.
+    const badSchema = await worker('PUT', '/v1/worker/job-types/bad-schema', {
+      body: { inputSchema: { type: 'no-such-type' } },
+    });
+    expect(badSchema.status).toBe(400);
+    expect(badSchema.body.errors[0].path).toBe('inputSchema');
+    const types = (await http('GET', '/v1/job-types')).body.jobTypes as { name: string }[];
+    expect(types.map((t) => t.name)).not.toContain('bad-schema');
     const unknownLease = await worker('POST', '/v1/worker/leases/not-a-lease/heartbeat', {
       body: {},
     });
@@ -380,6 +388,18 @@ describe('the worker routes over HTTP', () => {
     expect(result).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
     const complete = await worker('POST', onLease(lease, 'complete'), { body: { result: 1 } });
     expect(complete.status).toBe(409);
+  });
+
+  it('an input request with a schema that cannot be compiled is a 400; the run goes on', async () => {
+    const id = await submit('curl-echo', { n: 4 });
+    const lease = await leaseOne('curl-echo');
+    const bad = await worker('POST', onLease(lease, 'input'), {
+      body: { message: 'which?', schema: { type: 'no-such-type' } },
+    });
+    expect(bad.status).toBe(400);
+    expect((await http('GET', `/v1/jobs/${id}`)).body.status).toBe('working');
+    const done = await worker('POST', onLease(lease, 'complete'), { body: { result: 4 } });
+    expect(done.body).toEqual({ taskId: id, status: 'completed' });
   });
 
   it('complete records the result; the lease is then over', async () => {

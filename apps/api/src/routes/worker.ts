@@ -1,6 +1,6 @@
 import type { IRouter, NextFunction, Request, RequestHandler, Response } from 'express';
 import { fieldErrors, Problem } from '@longrun/core';
-import type { LeaseBroker, TaskEngine } from '@longrun/engine';
+import type { FinishOutcome, LeaseBroker, TaskEngine } from '@longrun/engine';
 import { jsonBody } from '../http/json-body.js';
 import { leaseProblem } from '../http/outcomes.js';
 import { mount } from '../openapi/operation.js';
@@ -50,6 +50,9 @@ export function addWorkerRoutes(
       if (!name.success)
         throw invalid('The job type name is invalid', fieldErrors(name.error, 'name'));
       const body = parse(registerJobTypeRequestSchema, req.body);
+      const fault = leases.schemaFault(body.inputSchema);
+      if (fault)
+        throw invalid('The input schema cannot be used', [{ path: 'inputSchema', message: fault }]);
       await leases.register(workerOf(res), { name: name.data, ...body });
       const type = (await deps.engine.jobTypes()).find((t) => t.name === name.data);
       if (!type) throw new Error(`job type ${name.data} registered but not read back`);
@@ -103,7 +106,7 @@ export function addWorkerRoutes(
       if (!tooLarge) return next(err);
       const bytes = Number(req.headers['content-length'] ?? 0);
       const outcome = await leases.runs.refuseLarge(req.params.leaseId, bytes);
-      next(outcome.kind === 'ok' ? err : leaseProblem(outcome));
+      next(outcome.kind === 'ok' ? err : finishProblem(outcome));
     },
     async (req: Request<{ leaseId: string }>, res: Response) => {
       const { result } = parse(completeRequestSchema, req.body);
@@ -124,12 +127,19 @@ export function addWorkerRoutes(
   router.use(WORKER_PATH, ...before);
 }
 
-function answer(
-  res: Response,
-  outcome: Awaited<ReturnType<LeaseBroker['runs']['complete']>>,
-): void {
-  if (outcome.kind !== 'ok') throw leaseProblem(outcome);
+function answer(res: Response, outcome: FinishOutcome): void {
+  if (outcome.kind !== 'ok') throw finishProblem(outcome);
   res.json({ taskId: outcome.taskId, status: outcome.status });
+}
+
+/** A finish that did not end the run, as its problem. */
+function finishProblem(outcome: Exclude<FinishOutcome, { kind: 'ok' }>): Problem {
+  if (outcome.kind === 'badSchema') {
+    return invalid('The answer schema cannot be used', [
+      { path: 'schema', message: outcome.message },
+    ]);
+  }
+  return leaseProblem(outcome);
 }
 
 function parse<T>(

@@ -9,6 +9,7 @@ import {
   type JsonJobTypeSpec,
 } from '../registry/describe.js';
 import { shardPrefix } from '../shards.js';
+import { SchemaValidators } from '../validation/schema-validators.js';
 import { TaskStore } from '../task-store.js';
 import type { RunOutcome, TaskJobData, TaskWorkerLogger } from '../worker/job-data.js';
 import { encodeLeaseId } from './lease-id.js';
@@ -71,9 +72,12 @@ export class LeaseBroker {
   private turn = 0;
   private observer: LeaseObserver | undefined;
   private stopping = false;
+  /** Compiles the JSON Schemas HTTP workers send, so one that cannot be used is a `400` now. */
+  private readonly schemas: SchemaValidators;
 
   constructor(private readonly opts: LeaseBrokerOptions) {
     this.presence = new WorkerPresence(opts.types.registry, opts.logger);
+    this.schemas = new SchemaValidators({ logger: opts.logger, max: 64 });
     for (let n = 0; n < Math.max(1, opts.shards); n++) {
       const store = new TaskStore(
         opts.connection,
@@ -89,6 +93,7 @@ export class LeaseBroker {
       types: opts.types,
       shard: (n) => this.shards[n],
       puller: (n, queue) => this.puller(n, queue),
+      schemaFault: (schema) => this.schemaFault(schema),
       ended: (job, type, outcome) => this.ended(job, type, outcome),
     });
   }
@@ -100,6 +105,20 @@ export class LeaseBroker {
 
   get leaseMs(): number {
     return this.opts.leaseMs;
+  }
+
+  /**
+   * Why `schema` cannot validate anything (ajv refuses to compile it), or null: an HTTP worker's
+   * input or answer schema is checked when it is sent, not when a submit or an answer meets it.
+   */
+  schemaFault(schema: Record<string, unknown>): string | null {
+    const { $schema: _dialect, ...rest } = schema;
+    try {
+      this.schemas.get(JSON.stringify(rest), rest, { schema: 'http worker' });
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
   }
 
   /**

@@ -22,6 +22,8 @@ export interface LeaseRunsOptions {
   types: JobTypeDirectory;
   shard(n: number): LeaseShard | undefined;
   puller(n: number, queue: string): LeasePuller;
+  /** Why a JSON Schema cannot be compiled, or null. */
+  schemaFault(schema: Record<string, unknown>): string | null;
   ended(job: Job, type: string, outcome: RunOutcome): void;
 }
 
@@ -41,6 +43,7 @@ export type HeartbeatOutcome = { kind: 'ok'; cancelled: boolean; leaseMs: number
 export type FinishOutcome =
   | { kind: 'ok'; taskId: string; status: TaskStatus }
   | { kind: 'resultRefused'; code: string; message: string }
+  | { kind: 'badSchema'; message: string }
   | LeaseEnded;
 
 /** A run's attempt: BullMQ's failed attempts, plus the runs whose lease (lock) lapsed. */
@@ -168,6 +171,8 @@ export class LeaseRuns {
     leaseId: string,
     request: { message: string; schema: Record<string, unknown> },
   ): Promise<FinishOutcome> {
+    const fault = this.opts.schemaFault(request.schema);
+    if (fault) return { kind: 'badSchema', message: fault };
     const lease = await this.open(leaseId);
     if ('kind' in lease) return lease;
     const { job, shard, ref } = lease;
