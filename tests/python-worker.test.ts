@@ -402,6 +402,31 @@ describe('the worker routes over HTTP', () => {
     expect(done.body).toEqual({ taskId: id, status: 'completed' });
   });
 
+  it('a lease taken on one API replica is heartbeated and completed on another', async () => {
+    const other = await startApp('api', {
+      REDIS_URL: inject('redisUrl'),
+      LONGRUN_PREFIX: prefix,
+      LONGRUN_API_KEYS: API_KEYS,
+      LONGRUN_WORKER_KEYS: `curl:${OTHER_WORKER_KEY}`,
+      LONGRUN_WORKER_LEASE_MS: String(LEASE_MS),
+      PORT: '0',
+      HOST: '127.0.0.1',
+    });
+    stops.push(() => other.stop());
+    const elsewhere = httpClient(
+      `http://127.0.0.1:${other.ready.port as number}`,
+      OTHER_WORKER_KEY,
+    );
+    const id = await submit('curl-echo', { n: 5 });
+    const lease = await leaseOne('curl-echo');
+    const beat = await elsewhere('POST', onLease(lease, 'heartbeat'), { body: { progress: 40 } });
+    expect(beat.body).toEqual({ cancelled: false, leaseMs: LEASE_MS });
+    expect((await http('GET', `/v1/jobs/${id}`)).body.progress).toBe(40);
+    const done = await elsewhere('POST', onLease(lease, 'complete'), { body: { result: 5 } });
+    expect(done.body).toEqual({ taskId: id, status: 'completed' });
+    expect((await http('GET', `/v1/jobs/${id}/result`)).body.result).toBe(5);
+  }, 30_000);
+
   it('complete records the result; the lease is then over', async () => {
     const id = await submit('curl-echo', { n: 3 });
     const lease = await leaseOne('curl-echo');
