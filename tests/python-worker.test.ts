@@ -374,6 +374,27 @@ describe('the worker routes over HTTP', () => {
     expect((await http('POST', `/v1/jobs/${later}/cancel`)).status).toBe(200);
   });
 
+  it("a registered concurrency caps the runs under way across workers (BullMQ's global concurrency)", async () => {
+    const reg = await worker('PUT', '/v1/worker/job-types/curl-one-at-a-time', {
+      body: { inputSchema: { type: 'object' }, concurrency: 1 },
+    });
+    expect(reg.status).toBe(200);
+    const [a, b] = [await submit('curl-one-at-a-time', {}), await submit('curl-one-at-a-time', {})];
+    const first = await worker('POST', '/v1/worker/leases', {
+      body: { types: ['curl-one-at-a-time'], max: 2 },
+    });
+    expect(first.body.leases.map((l: { taskId: string }) => l.taskId)).toEqual([a]);
+    const none = await worker('POST', '/v1/worker/leases', {
+      body: { types: ['curl-one-at-a-time'], max: 2, waitMs: 300 },
+    });
+    expect(none.body.leases).toEqual([]);
+    await worker('POST', onLease(first.body.leases[0], 'complete'), { body: { result: 1 } });
+    const next = await worker('POST', '/v1/worker/leases', {
+      body: { types: ['curl-one-at-a-time'], max: 2, waitMs: 5000 },
+    });
+    expect(next.body.leases.map((l: { taskId: string }) => l.taskId)).toEqual([b]);
+  });
+
   it('a run past its timeoutMs fails at its next heartbeat (cancelled: true), as an SDK run times out', async () => {
     const reg = await worker('PUT', '/v1/worker/job-types/curl-slow', {
       body: { inputSchema: { type: 'object' }, timeoutMs: 300 },
