@@ -1,11 +1,12 @@
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
-import type { TaskEngine } from '@longrun/engine';
+import type { LeaseBroker, TaskEngine } from '@longrun/engine';
 import { JSONRPC_PATH, REST_PATH } from './a2a/card.js';
 import { a2aRouter } from './a2a/router.js';
-import { requireTenant, type ApiKeys } from './http/auth.js';
+import { ApiKeys, requireTenant, requireWorker } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
+import { RunMetrics } from './http/run-metrics.js';
 import { rateLimit } from './http/rate-limit.js';
 import { defaultStreamLimits, StreamSlots, type StreamLimits } from './http/stream-slots.js';
 import { fastLane } from './http/fast-lane.js';
@@ -23,6 +24,7 @@ import { addJobRoutes } from './routes/jobs.js';
 import { problemsRouter } from './routes/problems.js';
 import { addReplayRoutes } from './routes/replay.js';
 import { addScheduleRoutes } from './routes/schedules.js';
+import { addWorkerRoutes } from './routes/worker.js';
 import { mountMcp } from './mcp/index.js';
 
 export interface AppDeps {
@@ -45,6 +47,12 @@ export interface AppDeps {
    * process's open-file limit).
    */
   streams?: StreamLimits;
+  /**
+   * HTTP workers (decision 62): their keys (`LONGRUN_WORKER_KEYS`, key → worker name) and the
+   * lease broker the `/v1/worker/*` routes call. Without keys every worker route answers `401`
+   * (`403` to a tenant key).
+   */
+  workers?: { keys: ApiKeys; leases: LeaseBroker; maxResultBytes: number };
 }
 
 /**
@@ -78,6 +86,9 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
     [JSONRPC_PATH, REST_PATH, ADMIN_QUEUES_PATH],
   );
 
+  // HTTP workers' runs, counted as an SDK worker counts its own.
+  deps.workers?.leases.observe(new RunMetrics(metrics.registry));
+
   const observe: RequestObserver = (req, res, seconds, route) =>
     metrics.observe(req, res, seconds, route);
   app.use(requestLog(deps.logger, observe));
@@ -86,13 +97,24 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   const limits =
     deps.rateLimitRps > 0 ? [rateLimit(deps.engine.rateLimiter(deps.rateLimitRps))] : [];
   // Authentication and limits run first in each task route.
-  const before = [requireTenant(deps.keys), ...limits];
+  const before = [requireTenant(deps.keys, deps.workers?.keys), ...limits];
   // One count of open streams for every door (http/stream-slots.ts).
   const streams = new StreamSlots(deps.streams ?? defaultStreamLimits());
   addReplayRoutes(app, deps.engine, before);
   addJobRoutes(app, deps.engine, before, deps.logger, streams);
   addJobTypeRoutes(app, deps.engine, before);
   addScheduleRoutes(app, deps.engine, before);
+  // The worker routes take a worker key, never a tenant's (and a tenant's limits do not apply).
+  const workerKeys = deps.workers?.keys ?? new ApiKeys(new Map());
+  addWorkerRoutes(
+    app,
+    {
+      engine: deps.engine,
+      leases: deps.workers?.leases,
+      maxResultBytes: deps.workers?.maxResultBytes ?? 0,
+    },
+    [requireWorker(workerKeys, deps.keys)],
+  );
   // The MCP door: the same engine and keys, 2025-11-25 (SDK) and Tasks V2 on one endpoint.
   mountMcp(app, {
     engine: deps.engine,

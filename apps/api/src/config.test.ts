@@ -17,6 +17,16 @@ describe('api config', () => {
     expect(c.HOST).toBeUndefined(); // all interfaces
   });
 
+  it('parses worker name:key pairs; a lease lasts 30 s by default', () => {
+    const c = loadConfig({ LONGRUN_WORKER_KEYS: 'py:pppppppppppppppp1,go:gggggggggggggggg2' });
+    expect([...c.LONGRUN_WORKER_KEYS!]).toEqual([
+      ['pppppppppppppppp1', 'py'],
+      ['gggggggggggggggg2', 'go'],
+    ]);
+    expect(c.LONGRUN_WORKER_LEASE_MS).toBe(30_000);
+    expect(loadConfig({}).LONGRUN_WORKER_KEYS).toBeUndefined();
+  });
+
   it('parses tenant:key pairs', () => {
     const c = loadConfig({ LONGRUN_API_KEYS: 'acme:aaaaaaaaaaaaaaaa1, beta:bbbbbbbbbbbbbbbb:2' });
     expect([...c.LONGRUN_API_KEYS!]).toEqual([
@@ -36,6 +46,16 @@ describe('api config', () => {
     [{ NODE_ENV: 'production' }, 'LONGRUN_API_KEYS'],
     [{ LONGRUN_TENANT_MAX_STREAMS: '-1' }, 'LONGRUN_TENANT_MAX_STREAMS'],
     [{ LONGRUN_MAX_STREAMS: 'many' }, 'LONGRUN_MAX_STREAMS'],
+    [{ LONGRUN_WORKER_KEYS: 'py:short' }, 'LONGRUN_WORKER_KEYS'],
+    [{ LONGRUN_WORKER_KEYS: 'no-name-key-0123456789' }, 'LONGRUN_WORKER_KEYS'],
+    [
+      {
+        LONGRUN_API_KEYS: 'acme:same-key-0123456789',
+        LONGRUN_WORKER_KEYS: 'py:same-key-0123456789',
+      },
+      'LONGRUN_WORKER_KEYS',
+    ],
+    [{ LONGRUN_WORKER_LEASE_MS: '999' }, 'LONGRUN_WORKER_LEASE_MS'],
   ])('rejects %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(name));

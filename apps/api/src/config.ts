@@ -8,43 +8,48 @@ const MIN_KEY_LENGTH = 16;
  * What is wrong with one `tenant:key` entry, or null. The entry is a secret: the message shows
  * the tenant and at most the first 4 characters of what may be a key.
  */
-function apiKeyEntryFault(pair: string): string | null {
+function apiKeyEntryFault(pair: string, owner: string): string | null {
   const at = pair.indexOf(':');
   const tenant = pair.slice(0, Math.max(at, 0));
   const key = pair.slice(at + 1);
   if (at < 1) {
     const seen = at < 0 ? pair : key;
-    return `("${seen.slice(0, 4)}…", ${seen.length} characters) has no tenant`;
+    return `("${seen.slice(0, 4)}…", ${seen.length} characters) has no ${owner}`;
   }
   if (!TENANT.test(tenant)) {
-    return `(tenant "${tenant.slice(0, 64)}") has a tenant that is not 1-64 letters, digits, _ . -`;
+    return `(${owner} "${tenant.slice(0, 64)}") has a ${owner} that is not 1-64 letters, digits, _ . -`;
   }
   if (key.length < MIN_KEY_LENGTH) {
-    return `(tenant "${tenant}") has a key of ${key.length} characters; it needs ${MIN_KEY_LENGTH} or more`;
+    return `(${owner} "${tenant}") has a key of ${key.length} characters; it needs ${MIN_KEY_LENGTH} or more`;
   }
   return null;
 }
 
-const apiKeys = z
-  .string()
-  .transform((raw, ctx) => {
-    const keys = new Map<string, string>();
-    const pairs = splitList(raw);
-    for (const [i, pair] of pairs.entries()) {
-      const fault = apiKeyEntryFault(pair);
-      if (fault) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `entry ${i + 1} of ${pairs.length} ${fault}: each entry must be tenant:key, e.g. acme:<a key of ${MIN_KEY_LENGTH}+ characters>, entries separated by commas`,
-        });
-        return z.NEVER;
+/** `owner:key[,owner:key…]` read into key → owner (a tenant, or a worker's name). */
+function keyList(owner: 'tenant' | 'worker', example: string) {
+  return z
+    .string()
+    .transform((raw, ctx) => {
+      const keys = new Map<string, string>();
+      const pairs = splitList(raw);
+      for (const [i, pair] of pairs.entries()) {
+        const fault = apiKeyEntryFault(pair, owner);
+        if (fault) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `entry ${i + 1} of ${pairs.length} ${fault}: each entry must be ${owner}:key, e.g. ${example}:<a key of ${MIN_KEY_LENGTH}+ characters>, entries separated by commas`,
+          });
+          return z.NEVER;
+        }
+        const at = pair.indexOf(':');
+        keys.set(pair.slice(at + 1), pair.slice(0, at));
       }
-      const at = pair.indexOf(':');
-      keys.set(pair.slice(at + 1), pair.slice(0, at));
-    }
-    return keys;
-  })
-  .optional();
+      return keys;
+    })
+    .optional();
+}
+
+const apiKeys = keyList('tenant', 'acme');
 
 /** `tenant=weight[,tenant=weight…]`: whole numbers 1–100. */
 const tenantWeights = z
@@ -75,6 +80,13 @@ const schema = z
     HOST: z.string().optional(),
     /** `tenant:key[,tenant:key…]` */
     LONGRUN_API_KEYS: apiKeys,
+    /**
+     * `name:key[,name:key…]`: keys of HTTP workers (`/v1/worker/*`), never a tenant's; a worker
+     * key cannot use the task routes and a tenant key cannot use the worker routes (`403`).
+     */
+    LONGRUN_WORKER_KEYS: keyList('worker', 'py'),
+    /** How long an HTTP worker's lease lasts without a heartbeat (each heartbeat renews it). */
+    LONGRUN_WORKER_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
     /** Where a development key is kept (`dev-api-key`) when LONGRUN_API_KEYS is unset. */
     LONGRUN_DATA_DIR: z.string().min(1).default('.data'),
     /** Longest a request waits on Redis before answering 503. */
@@ -126,6 +138,13 @@ const schema = z
     path: ['LONGRUN_DEFAULT_TTL_MS'],
     message: 'must not exceed LONGRUN_MAX_TTL_MS',
   })
+  .refine(
+    (c) => ![...(c.LONGRUN_WORKER_KEYS?.keys() ?? [])].some((k) => c.LONGRUN_API_KEYS?.has(k)),
+    {
+      path: ['LONGRUN_WORKER_KEYS'],
+      message: 'must not repeat a key of LONGRUN_API_KEYS: a worker key is never a tenant key',
+    },
+  )
   .refine((c) => c.NODE_ENV !== 'production' || (c.LONGRUN_API_KEYS?.size ?? 0) > 0, {
     path: ['LONGRUN_API_KEYS'],
     message: 'is required when NODE_ENV=production',

@@ -8,6 +8,7 @@ import {
   createRedis,
   FailureLog,
   JobTypeDirectory,
+  LeaseBroker,
   shardsPerPrimary,
   taskKeys,
   TaskEngine,
@@ -137,6 +138,23 @@ async function main(): Promise<void> {
   );
   tickerConnection.on('ready', () => failures.restored({}, 'redis connection restored'));
   await engine.startScheduleTicker(tickerConnection);
+  // HTTP workers' leases: BullMQ's side needs a connection that waits for Redis (and one more,
+  // per queue leased from, that BullMQ makes to block on while long polls wait).
+  const leaseConnection = createRedis(config.REDIS_URL, 'worker', cluster);
+  leaseConnection.on('error', (err: Error) =>
+    failures.warn({ err }, 'redis lease connection error'),
+  );
+  const leases = new LeaseBroker({
+    connection,
+    workerConnection: leaseConnection,
+    prefix: config.LONGRUN_PREFIX,
+    shards: config.LONGRUN_SHARDS,
+    maxTtlMs: config.LONGRUN_MAX_TTL_MS,
+    types,
+    leaseMs: config.LONGRUN_WORKER_LEASE_MS,
+    maxResultBytes: config.LONGRUN_MAX_RESULT_BYTES,
+    logger: failures,
+  });
   const streams = streamLimits({
     total: config.LONGRUN_MAX_STREAMS,
     perTenant: config.LONGRUN_TENANT_MAX_STREAMS,
@@ -150,6 +168,11 @@ async function main(): Promise<void> {
     adminKeys: config.LONGRUN_ADMIN_KEYS,
     adminReadOnly: config.LONGRUN_ADMIN_READ_ONLY,
     streams,
+    workers: {
+      keys: new ApiKeys(config.LONGRUN_WORKER_KEYS ?? new Map()),
+      leases,
+      maxResultBytes: config.LONGRUN_MAX_RESULT_BYTES,
+    },
   });
   // Slow clients (slowloris) cannot hold sockets open for long: the timeouts are checked every
   // second (Node's default check runs every 30 s, which would stretch them).
@@ -185,14 +208,19 @@ async function main(): Promise<void> {
       logger.error('shutdown did not finish in time; exiting');
       process.exit(1);
     }, config.LONGRUN_SHUTDOWN_GRACE_MS + 5000).unref();
+    // HTTP workers' long polls answer now (empty), so they do not hold the server open.
+    leases.stopWaiting();
     const force = setTimeout(() => server.closeAllConnections(), config.LONGRUN_SHUTDOWN_GRACE_MS);
     await new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     clearTimeout(force);
+    await leases.close().catch(() => undefined);
     await engine.close().catch(() => undefined);
     await types.close();
     await events.close();
-    await Promise.allSettled([connection.quit(), subscriber.quit(), tickerConnection.quit()]);
+    await Promise.allSettled(
+      [connection, subscriber, tickerConnection, leaseConnection].map((c) => c.quit()),
+    );
     await tracing?.shutdown().catch(() => undefined); // the last spans
     logger.info('api stopped');
     process.exit(0);

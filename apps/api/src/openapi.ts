@@ -70,6 +70,11 @@ export function buildOpenApiDocument({
         name: 'schedules',
         description: 'Recurring tasks: each tick of a cron or period submits one task',
       },
+      {
+        name: 'workers',
+        description:
+          'The HTTP worker protocol: workers in any language register job types, lease jobs, heartbeat and finish them with a worker key (`LONGRUN_WORKER_KEYS`)',
+      },
       { name: 'operations', description: 'Health, readiness, metrics and this document' },
     ],
     paths: pathItems(OPERATIONS, { jobTypes, minEveryMs }),

@@ -47,6 +47,11 @@ export const sharedEnvShape = {
     .int()
     .min(1000)
     .default(7 * 86_400_000),
+  /**
+   * A result whose JSON is longer fails its task (`result-too-large`); 0: no cap. Read by
+   * workers (SDK runs) and by the API (HTTP workers' completions).
+   */
+  LONGRUN_MAX_RESULT_BYTES: z.coerce.number().int().min(0).max(536_870_912).default(2_097_152),
   /** Suggested poll interval on handles (also used in webhook payloads). */
   LONGRUN_POLL_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
   /** Webhook targets allowed despite being private or loopback: hosts, IPs or CIDRs. */

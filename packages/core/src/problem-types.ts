@@ -142,6 +142,41 @@ export const PROBLEM_TYPES = {
       'A write to the queue dashboard (`/admin/queues`, any method but `GET`, `HEAD` or `OPTIONS`) came from another site: the browser said so (`Sec-Fetch-Site`), or its `Origin` is not the dashboard host. A browser holding the admin password would otherwise send it with a form another site posts.',
     todo: 'Use the dashboard from its own page. A script that is not a browser sends neither header and is not refused.',
   },
+  'wrong-key': {
+    title: 'Forbidden',
+    status: [403],
+    means:
+      "A known key used where its kind is not allowed: an HTTP worker's key (`LONGRUN_WORKER_KEYS`) on the task routes (`/v1/jobs`, `/v1/schedules`, the MCP and A2A doors), or a tenant's key (`LONGRUN_API_KEYS`) on the worker routes (`/v1/worker/*`).",
+    todo: 'Submit and read tasks with a tenant key; lease and run jobs with a worker key.',
+  },
+  'lease-not-found': {
+    title: 'Lease not found',
+    status: [404],
+    means:
+      'The lease id is not one this service handed out, or its task is gone (expired or forgotten).',
+    todo: 'Drop the job: use the `leaseId` a `POST /v1/worker/leases` answered, as it was given.',
+  },
+  'lease-expired': {
+    title: 'Lease expired',
+    status: [409],
+    means:
+      "No heartbeat renewed the lease within its `leaseMs`: the job was put back and runs (or ran) again, on this or another worker, as a dead worker's job would.",
+    todo: 'Stop the run and drop its result; heartbeat more often than `leaseMs` (every third of it, say).',
+  },
+  'lease-ended': {
+    title: 'Task ended',
+    status: [409],
+    means:
+      'The task of this lease ended while it ran: cancelled, failed, completed elsewhere, or past its run timeout (`timeoutMs`, then failed or retried as an SDK run is). `taskStatus` says which status it is in.',
+    todo: 'Stop the run and drop its result; take the next lease.',
+  },
+  'result-too-large': {
+    title: 'Result too large',
+    status: [422],
+    means:
+      "The result's JSON is over `LONGRUN_MAX_RESULT_BYTES`: the task has failed with `result-too-large`, as on SDK workers.",
+    todo: 'Store large results elsewhere and return a reference to them.',
+  },
   'no-route': {
     title: 'Not Found',
     status: [404],

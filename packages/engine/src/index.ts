@@ -82,3 +82,14 @@ export {
   type DeliveryOutcome,
   type WebhookDispatcherOptions,
 } from './webhooks.js';
+
+// HTTP workers (decision 62): leases of jobs, served by the API over plain HTTP.
+export {
+  LeaseBroker,
+  type LeaseBrokerOptions,
+  type LeaseObserver,
+  type LeaseTakeOutcome,
+  type LeaseView,
+} from './leases/lease-broker.js';
+export type { FinishOutcome, HeartbeatOutcome, LeaseEnded } from './leases/lease-runs.js';
+export { describeJsonJobType, type JsonJobTypeSpec } from './registry/describe.js';

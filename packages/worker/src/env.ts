@@ -33,8 +33,6 @@ const schema = z
     LONGRUN_RECONCILE_GRACE_MS: z.coerce.number().int().min(100).max(86_400_000).default(30_000),
     /** Open tasks the reconciler checks per sweep. */
     LONGRUN_RECONCILE_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
-    /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap. */
-    LONGRUN_MAX_RESULT_BYTES: z.coerce.number().int().min(0).max(536_870_912).default(2_097_152),
     /** The whole of one webhook delivery (connect, send, status line and headers). */
     LONGRUN_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
     /** Deliveries one tenant may have in flight in one worker process (of 16). */

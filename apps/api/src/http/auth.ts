@@ -54,22 +54,57 @@ export function bearerTenant(keys: ApiKeys, header: string | undefined): string 
   return match?.[1] ? keys.tenantFor(match[1]) : null;
 }
 
-/** Requires `Authorization: Bearer <key>`; puts the tenant in `res.locals.tenant`. */
-export function requireTenant(keys: ApiKeys) {
+/**
+ * Requires `Authorization: Bearer <key>` of a tenant; puts the tenant in `res.locals.tenant`.
+ * An HTTP worker's key (`workers`) is known but refused here: `403`, not `401`.
+ */
+export function requireTenant(keys: ApiKeys, workers?: ApiKeys) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const header = req.headers.authorization ?? '';
     const match = BEARER.exec(header);
     const tenant = match?.[1] ? keys.tenantFor(match[1]) : null;
     if (!tenant) {
-      throw new Problem({
-        status: 401,
-        title: 'Unauthorized',
-        detail: match ? 'The bearer key is not valid' : 'Send Authorization: Bearer <key>',
-        code: 'unauthorized',
-        headers: { 'WWW-Authenticate': 'Bearer realm="longrun"' },
-      });
+      if (match?.[1] && workers?.tenantFor(match[1])) {
+        throw forbidden('A worker key cannot use the task routes: send a tenant key');
+      }
+      throw unauthorized(match !== null);
     }
     res.locals.tenant = tenant;
     next();
   };
+}
+
+/**
+ * Requires the bearer key of an HTTP worker (`LONGRUN_WORKER_KEYS`); puts its name in
+ * `res.locals.worker`. A tenant's key is known but refused here: `403`.
+ */
+export function requireWorker(workers: ApiKeys, tenants: ApiKeys) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const match = BEARER.exec(req.headers.authorization ?? '');
+    const worker = match?.[1] ? workers.tenantFor(match[1]) : null;
+    if (!worker) {
+      if (match?.[1] && tenants.tenantFor(match[1])) {
+        throw forbidden(
+          'A tenant key cannot use the worker routes: send a worker key (LONGRUN_WORKER_KEYS)',
+        );
+      }
+      throw unauthorized(match !== null);
+    }
+    res.locals.worker = worker;
+    next();
+  };
+}
+
+function unauthorized(presented: boolean): Problem {
+  return new Problem({
+    status: 401,
+    title: 'Unauthorized',
+    detail: presented ? 'The bearer key is not valid' : 'Send Authorization: Bearer <key>',
+    code: 'unauthorized',
+    headers: { 'WWW-Authenticate': 'Bearer realm="longrun"' },
+  });
+}
+
+function forbidden(detail: string): Problem {
+  return new Problem({ status: 403, title: 'Forbidden', detail, code: 'wrong-key' });
 }

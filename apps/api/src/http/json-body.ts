@@ -9,13 +9,18 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Deepest nesting accepted; deeper JSON would overflow recursive serialisers further on. */
 export const MAX_DEPTH = 64;
 
-const parseJson = express.json({ limit: BODY_LIMIT, strict: true, type: () => true });
+const PARSE = { strict: true, type: () => true } as const;
+const parseDefault = express.json({ ...PARSE, limit: BODY_LIMIT });
 
 /**
- * Parses an `application/json` body (415 otherwise, 413 above 1 MiB). With `optional`, an empty
- * body is allowed and reads as `{}`.
+ * Parses an `application/json` body (415 otherwise, 413 above 1 MiB, or above `limitBytes`:
+ * an HTTP worker's completion carries a result up to `LONGRUN_MAX_RESULT_BYTES`). With
+ * `optional`, an empty body is allowed and reads as `{}`.
  */
-export function jsonBody({ optional = false } = {}) {
+export function jsonBody({ optional = false, limitBytes = BODY_LIMIT_BYTES } = {}) {
+  const parseJson =
+    limitBytes === BODY_LIMIT_BYTES ? parseDefault : express.json({ ...PARSE, limit: limitBytes });
+  const limitText = limitBytes === BODY_LIMIT_BYTES ? '1 MiB' : `${limitBytes} bytes`;
   return (req: Request, res: Response, next: NextFunction): void => {
     const length = Number(req.headers['content-length'] ?? 0);
     const hasBody = length > 0 || req.headers['transfer-encoding'] !== undefined;
@@ -24,13 +29,13 @@ export function jsonBody({ optional = false } = {}) {
       next();
       return;
     }
-    if (length > BODY_LIMIT_BYTES) {
+    if (length > limitBytes) {
       // Answer at once instead of reading (and discarding) a body we already know is too big.
       res.setHeader('Connection', 'close');
       throw new Problem({
         status: 413,
         title: 'Content Too Large',
-        detail: 'The body is larger than 1 MiB',
+        detail: `The body is larger than ${limitText}`,
         code: 'entity-too-large',
       });
     }

@@ -1,5 +1,11 @@
 import { Problem, taskNotFound, type TaskStatus } from '@longrun/core';
-import type { Conflict, CreateScheduleOutcome, Invalid, SubmitOutcome } from '@longrun/engine';
+import type {
+  Conflict,
+  CreateScheduleOutcome,
+  Invalid,
+  LeaseEnded,
+  SubmitOutcome,
+} from '@longrun/engine';
 
 /**
  * The engine's outcomes as HTTP problems (RFC 9457): the one place the HTTP door turns them into
@@ -139,3 +145,43 @@ export function failure(
 }
 
 export type { TaskStatus };
+
+/** A lease call's answer when its run cannot go on (decision 62): the one mapping of them. */
+export function leaseProblem(
+  outcome: LeaseEnded | { kind: 'resultRefused'; message: string },
+): Problem {
+  switch (outcome.kind) {
+    case 'notFound':
+      return new Problem({ status: 404, title: 'Lease not found', code: 'lease-not-found' });
+    case 'expired':
+      return new Problem({
+        status: 409,
+        title: 'Lease expired',
+        detail: 'No heartbeat renewed the lease in time: the job runs again elsewhere',
+        code: 'lease-expired',
+      });
+    case 'finished':
+      return new Problem({
+        status: 409,
+        title: 'Task ended',
+        detail: `The task is ${outcome.status}: stop the run`,
+        code: 'lease-ended',
+        extra: { taskStatus: outcome.status },
+      });
+    case 'timedOut':
+      return new Problem({
+        status: 409,
+        title: 'Task ended',
+        detail: `The run took longer than its ${outcome.timeoutMs} ms timeout: it was failed or is retried`,
+        code: 'lease-ended',
+      });
+    case 'resultRefused':
+      return new Problem({
+        status: 422,
+        title: 'Result too large',
+        detail: `${outcome.message}; the task has failed`,
+        code: 'result-too-large',
+        extra: { taskStatus: 'failed' },
+      });
+  }
+}

@@ -18,7 +18,18 @@ import {
 } from '@longrun/core';
 import { healthSchema, readySchema } from '../routes/health.operations.js';
 import { apiIndexSchema } from '../routes/index.operations.js';
-import { jobTypeListSchema } from '../routes/job-types.operations.js';
+import { jobTypeListSchema, jobTypeSchema } from '../routes/job-types.operations.js';
+import {
+  completeRequestSchema,
+  failRequestSchema,
+  heartbeatRequestSchema,
+  heartbeatSchema,
+  inputRequestSchema,
+  leaseEndSchema,
+  leaseListSchema,
+  leaseRequestSchema,
+  registerJobTypeRequestSchema,
+} from '../routes/worker.operations.js';
 import { batchSubmitRequestSchema, batchSubmitResultSchema } from '../routes/jobs.operations.js';
 import { replayResultSchema } from '../routes/replay.operations.js';
 import {
@@ -50,6 +61,12 @@ export function schemaComponents(
     InputResponseRequest: inputResponseRequestSchema,
     BatchSubmitRequest: batchSubmitRequestSchema(maxTtlMs),
     ReplayRequest: replayRequestSchema,
+    RegisterJobTypeRequest: registerJobTypeRequestSchema,
+    LeaseRequest: leaseRequestSchema,
+    HeartbeatRequest: heartbeatRequestSchema,
+    CompleteLeaseRequest: completeRequestSchema,
+    FailLeaseRequest: failRequestSchema,
+    LeaseInputRequest: inputRequestSchema,
   });
   return {
     // Requests are described as the client writes them (defaults make fields optional) ...
@@ -73,6 +90,10 @@ export function schemaComponents(
       JobTypeList: jobTypeListSchema,
       BatchSubmitResult: batchSubmitResultSchema,
       ReplayResult: replayResultSchema,
+      RegisteredJobType: jobTypeSchema,
+      LeaseList: leaseListSchema,
+      Heartbeat: heartbeatSchema,
+      LeaseEnd: leaseEndSchema,
     }),
     ...Object.fromEntries(registered.flatMap((job) => jobInputSchemas(job))),
   };

@@ -17,7 +17,7 @@ export interface DocumentContext {
  * components generated from the zod schemas the routes validate with.
  */
 export interface Operation {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** The OpenAPI path template (`/v1/jobs/{id}`). */
   path: string;
   /**

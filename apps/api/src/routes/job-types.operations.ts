@@ -10,7 +10,7 @@ const jobTypeVersionSchema = z.object({
   workers: z.number().int(),
 });
 /** A registered job type as `GET /v1/job-types` lists it (`jobTypeView` builds it). */
-const jobTypeSchema = z.object({
+export const jobTypeSchema = z.object({
   name: z.string(),
   version: z.string().describe('The version submits are validated with'),
   queue: z.string().describe('The BullMQ queue its jobs go to'),

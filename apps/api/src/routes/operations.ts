@@ -7,6 +7,7 @@ import { JOB_OPERATIONS } from './jobs.operations.js';
 import { getProblemType, listProblemTypes } from './problems.operations.js';
 import { REPLAY_OPERATIONS } from './replay.operations.js';
 import { SCHEDULE_OPERATIONS } from './schedules.operations.js';
+import { WORKER_OPERATIONS } from './worker.operations.js';
 
 /**
  * Every operation of the HTTP API the OpenAPI document describes, in the document's order. A
@@ -19,6 +20,7 @@ export const OPERATIONS: readonly Operation[] = [
   listJobTypes,
   ...JOB_OPERATIONS,
   ...REPLAY_OPERATIONS,
+  ...WORKER_OPERATIONS,
   index,
   health,
   ready,

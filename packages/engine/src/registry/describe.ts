@@ -55,6 +55,44 @@ export function describeJobType(definition: JobTypeDefinition): JobTypeDescripto
       : {}),
     inputSchema,
   };
+  return versioned(body);
+}
+
+/** What an HTTP worker registers for a job type (`PUT /v1/worker/job-types/{name}`). */
+export interface JsonJobTypeSpec {
+  name: string;
+  /** The input's JSON Schema (draft 2020-12), as the worker wrote it. */
+  inputSchema: Record<string, unknown>;
+  queue?: string | undefined;
+  attempts?: number | undefined;
+  backoffMs?: number | undefined;
+  timeoutMs?: number | undefined;
+  rateLimit?: { max: number; durationMs: number } | undefined;
+}
+
+/**
+ * Describes a job type an HTTP worker registers with its input as JSON Schema: the same
+ * descriptor, queue and version hash an SDK worker's type of the same settings gets.
+ * @example describeJsonJobType({ name: 'py-wordcount', inputSchema: { type: 'object' } }).queueName // 'tasks.py-wordcount'
+ */
+export function describeJsonJobType(spec: JsonJobTypeSpec): JobTypeDescriptor {
+  const { $schema: _dialect, ...inputSchema } = spec.inputSchema;
+  return versioned({
+    name: spec.name,
+    ...(spec.queue ? { queue: spec.queue } : {}),
+    queueName: queueNameFor(spec),
+    attempts: spec.attempts ?? 1,
+    backoffMs: spec.backoffMs ?? DEFAULT_BACKOFF_MS,
+    ...(spec.timeoutMs ? { timeoutMs: spec.timeoutMs } : {}),
+    ...(spec.rateLimit
+      ? { rateLimit: { max: spec.rateLimit.max, durationMs: spec.rateLimit.durationMs } }
+      : {}),
+    inputSchema,
+  });
+}
+
+/** The descriptor with its version: a hash of everything the API acts on. */
+function versioned(body: Omit<JobTypeDescriptor, 'version'>): JobTypeDescriptor {
   const version = createHash('sha256').update(stableJson(body)).digest('hex').slice(0, 16);
   return { ...body, version };
 }

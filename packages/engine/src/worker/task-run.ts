@@ -5,6 +5,8 @@ import type { TaskStore, TransitionOutcome } from '../task-store.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import { createJobContext, type ContextRun } from './job-context.js';
 import type { RunOutcome, RunTask } from './job-data.js';
+import { refuseResult } from './result-check.js';
+import { recordRunFailure } from './run-failure.js';
 import { InputParked, RunControl, RunTimedOut } from './run-control.js';
 
 /** What every run of a worker shares. */
@@ -96,7 +98,7 @@ export class TaskRun implements ContextRun {
       this.deps.onActiveChange?.(-1);
     }
     if (this.control.aborted) return { outcome: 'cancelled' };
-    const refused = this.refuseResult(result);
+    const refused = refuseResult(result, this.deps.maxResultBytes);
     if (refused) {
       await this.fail(refused.message, refused.code);
       return { outcome: 'failed', thrown: new UnrecoverableError(refused.message) };
@@ -111,32 +113,6 @@ export class TaskRun implements ContextRun {
         done.ok ? 'completed' : done.reason === 'missing' ? 'skipped' : 'cancelled',
       ),
     };
-  }
-
-  /** Why `result` cannot be stored, if it cannot: not JSON, or over the size cap. */
-  private refuseResult(result: unknown): { message: string; code: string } | null {
-    let json: string;
-    try {
-      // A function or a symbol has no JSON: stored as null, as it always was.
-      json = JSON.stringify(result ?? null) ?? 'null';
-    } catch (error) {
-      return {
-        message: `The handler's result is not JSON: ${(error as Error).message}`,
-        code: 'result-not-json',
-      };
-    }
-    const max = this.deps.maxResultBytes;
-    // A UTF-8 byte count only when the length says it could be over (a byte per code unit at least).
-    if (max > 0 && json.length * 3 > max) {
-      const bytes = Buffer.byteLength(json);
-      if (bytes > max) {
-        return {
-          message: `The handler's result is ${bytes} bytes of JSON, over the ${max}-byte limit (LONGRUN_MAX_RESULT_BYTES): store it elsewhere and return a reference`,
-          code: 'result-too-large',
-        };
-      }
-    }
-    return null;
   }
 
   /**
@@ -197,21 +173,17 @@ export class TaskRun implements ContextRun {
     if (stoppedBy && !(stoppedBy instanceof RunTimedOut)) return { outcome: 'cancelled' };
     if (stoppedBy) error = stoppedBy;
     const timedOut = error instanceof RunTimedOut;
-    const attempts = this.job.opts.attempts ?? 1;
-    const attempt = this.job.attemptsMade + 1;
-    const willRetry = !(error instanceof UnrecoverableError) && attempt < attempts;
-    const message = error instanceof Error ? error.message : String(error);
-    if (willRetry) {
-      const outcome = await this.store.transition(this.task.id, 'retry', {
-        statusMessage: `attempt ${attempt} ${timedOut ? 'timed out' : 'failed'}; retrying`,
-        // A traced run: the retry's span links to this one (decision 65).
-        lastRunTrace: this.task.runTrace,
-      });
-      this.stopIfGone(outcome);
-      return { outcome: 'retrying', thrown: error instanceof Error ? error : new Error(message) };
-    }
-    await this.fail(message, timedOut ? 'timeout' : undefined);
-    return { outcome: 'failed', thrown: new UnrecoverableError(message) };
+    const end = await recordRunFailure(this.store, this.job, this.task.id, {
+      message: error instanceof Error ? error.message : String(error),
+      ...(timedOut ? { code: 'timeout' } : {}),
+      timedOut,
+      retryable: !(error instanceof UnrecoverableError),
+      error: error instanceof Error ? error : undefined,
+      // A traced run: the retry's span links to this one (decision 65).
+      lastRunTrace: this.task.runTrace,
+    });
+    if (end.outcome === 'retrying') this.stopIfGone(end.transition);
+    return { outcome: end.outcome, thrown: end.thrown };
   }
 
   private async fail(message: string, code?: string): Promise<void> {

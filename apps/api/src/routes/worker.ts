@@ -1,0 +1,174 @@
+import type { IRouter, NextFunction, Request, RequestHandler, Response } from 'express';
+import { fieldErrors, Problem } from '@longrun/core';
+import type { FinishOutcome, LeaseBroker, TaskEngine } from '@longrun/engine';
+import { jsonBody } from '../http/json-body.js';
+import { leaseProblem } from '../http/outcomes.js';
+import { mount } from '../openapi/operation.js';
+import { jobTypeView } from './job-types.js';
+import {
+  askInput,
+  completeLease,
+  completeRequestSchema,
+  failLease,
+  failRequestSchema,
+  heartbeatLease,
+  heartbeatRequestSchema,
+  inputRequestSchema,
+  jobTypeNameSchema,
+  leaseJobs,
+  leaseRequestSchema,
+  registerJobTypeRequestSchema,
+  registerWorkerJobType,
+  WORKER_PATH,
+} from './worker.operations.js';
+
+/** Room for the rest of a completion's body around a result of the largest size allowed. */
+const COMPLETION_OVERHEAD_BYTES = 64 * 1024;
+
+/**
+ * The `/v1/worker/*` routes (decision 62): HTTP workers register job types, lease jobs, heartbeat
+ * and finish them. Thin, as the task routes: each parses what is HTTP's, calls the lease broker
+ * and answers its outcome (`leaseProblem`). `before` authenticates a worker key (a tenant's is
+ * `403`); it runs first on every one of them, and on any other path under `/v1/worker`.
+ */
+export function addWorkerRoutes(
+  router: IRouter,
+  deps: { engine: TaskEngine; leases: LeaseBroker | undefined; maxResultBytes: number },
+  before: RequestHandler[],
+): void {
+  // Without a broker no worker key exists, so no handler below is reached.
+  const leases = deps.leases ?? noBroker();
+  const workerOf = (res: Response) => res.locals.worker as string;
+
+  mount<{ name: string }>(
+    router,
+    registerWorkerJobType,
+    ...before,
+    jsonBody(),
+    async (req, res) => {
+      const name = jobTypeNameSchema.safeParse(req.params.name);
+      if (!name.success)
+        throw invalid('The job type name is invalid', fieldErrors(name.error, 'name'));
+      const body = parse(registerJobTypeRequestSchema, req.body);
+      const fault = leases.schemaFault(body.inputSchema);
+      if (fault)
+        throw invalid('The input schema cannot be used', [{ path: 'inputSchema', message: fault }]);
+      await leases.register(workerOf(res), { name: name.data, ...body });
+      const type = (await deps.engine.jobTypes()).find((t) => t.name === name.data);
+      if (!type) throw new Error(`job type ${name.data} registered but not read back`);
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(jobTypeView(type));
+    },
+  );
+
+  mount(router, leaseJobs, ...before, jsonBody(), async (req, res) => {
+    const body = parse(leaseRequestSchema, req.body);
+    // The client going away ends the wait; a job taken after it goes back to its queue.
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    const outcome = await leases.take(workerOf(res), body, gone.signal);
+    if (outcome.kind === 'unknownType') {
+      throw invalid('A job type is not registered', [
+        { path: 'types', message: `No job type "${outcome.name}" is registered` },
+      ]);
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ leases: outcome.leases });
+  });
+
+  mount<{ leaseId: string }>(
+    router,
+    heartbeatLease,
+    ...before,
+    jsonBody({ optional: true }),
+    async (req, res) => {
+      const outcome = await leases.runs.heartbeat(
+        req.params.leaseId,
+        parse(heartbeatRequestSchema, req.body),
+      );
+      if (outcome.kind !== 'ok') throw leaseProblem(outcome);
+      res.json({ cancelled: outcome.cancelled, leaseMs: outcome.leaseMs });
+    },
+  );
+
+  // A result over the cap fails the task, even one whose body is too large to read.
+  const completionLimit =
+    deps.maxResultBytes > 0 ? deps.maxResultBytes + COMPLETION_OVERHEAD_BYTES : 512 * 1024 * 1024;
+  mount<{ leaseId: string }>(
+    router,
+    completeLease,
+    ...before,
+    jsonBody({ limitBytes: completionLimit }),
+    async (err: unknown, req: Request<{ leaseId: string }>, _res: Response, next: NextFunction) => {
+      const tooLarge =
+        (err instanceof Problem && err.code === 'entity-too-large') ||
+        (err as { type?: unknown } | null)?.type === 'entity.too.large';
+      if (!tooLarge) return next(err);
+      const bytes = Number(req.headers['content-length'] ?? 0);
+      const outcome = await leases.runs.refuseLarge(req.params.leaseId, bytes);
+      next(outcome.kind === 'ok' ? err : finishProblem(outcome));
+    },
+    async (req: Request<{ leaseId: string }>, res: Response) => {
+      const { result } = parse(completeRequestSchema, req.body);
+      answer(res, await leases.runs.complete(req.params.leaseId, result));
+    },
+  );
+
+  mount<{ leaseId: string }>(router, failLease, ...before, jsonBody(), async (req, res) => {
+    const { error, retry } = parse(failRequestSchema, req.body);
+    answer(res, await leases.runs.fail(req.params.leaseId, { ...error, retry }));
+  });
+
+  mount<{ leaseId: string }>(router, askInput, ...before, jsonBody(), async (req, res) => {
+    answer(res, await leases.runs.input(req.params.leaseId, parse(inputRequestSchema, req.body)));
+  });
+
+  // Any other path or method under /v1/worker: authenticated first, then the app's 404 or 405.
+  router.use(WORKER_PATH, ...before);
+}
+
+function answer(res: Response, outcome: FinishOutcome): void {
+  if (outcome.kind !== 'ok') throw finishProblem(outcome);
+  res.json({ taskId: outcome.taskId, status: outcome.status });
+}
+
+/** A finish that did not end the run, as its problem. */
+function finishProblem(outcome: Exclude<FinishOutcome, { kind: 'ok' }>): Problem {
+  if (outcome.kind === 'badSchema') {
+    return invalid('The answer schema cannot be used', [
+      { path: 'schema', message: outcome.message },
+    ]);
+  }
+  return leaseProblem(outcome);
+}
+
+function parse<T>(
+  schema: {
+    safeParse(
+      v: unknown,
+    ): { success: true; data: T } | { success: false; error: import('zod').ZodError };
+  },
+  body: unknown,
+): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw invalid('The body is invalid', fieldErrors(parsed.error));
+  return parsed.data;
+}
+
+function invalid(detail: string, errors: { path: string; message: string }[]): Problem {
+  return new Problem({
+    status: 400,
+    title: 'Bad Request',
+    detail,
+    code: 'invalid-request',
+    errors,
+  });
+}
+
+function noBroker(): LeaseBroker {
+  return new Proxy({} as LeaseBroker, {
+    get() {
+      throw new Error('HTTP workers are not set up in this app (AppDeps.workers)');
+    },
+  });
+}

@@ -1,0 +1,338 @@
+import { Queue, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { CompletionBatch } from '../completion-batch.js';
+import type { RegisteredJobType } from '../registry/job-type-registry.js';
+import type { JobTypeDirectory } from '../registry/job-type-directory.js';
+import {
+  describeJsonJobType,
+  type JobTypeDescriptor,
+  type JsonJobTypeSpec,
+} from '../registry/describe.js';
+import { shardPrefix } from '../shards.js';
+import { SchemaValidators } from '../validation/schema-validators.js';
+import { TaskStore } from '../task-store.js';
+import type { RunOutcome, TaskJobData, TaskWorkerLogger } from '../worker/job-data.js';
+import { encodeLeaseId } from './lease-id.js';
+import { LeasePuller, waitForJob } from './lease-puller.js';
+import { WorkerPresence } from './worker-presence.js';
+import { LeaseRuns, attemptOf, type LeaseShard } from './lease-runs.js';
+
+export interface LeaseBrokerOptions {
+  /** The API's producer connection (fails fast): task records and the registry. */
+  connection: Redis;
+  /** A worker-role connection (waits for Redis): BullMQ's side of the leases. */
+  workerConnection: Redis;
+  prefix: string;
+  shards: number;
+  maxTtlMs: number;
+  types: JobTypeDirectory;
+  /** How long a lease lasts without a heartbeat (`LONGRUN_WORKER_LEASE_MS`). */
+  leaseMs: number;
+  /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap. */
+  maxResultBytes: number;
+  logger: TaskWorkerLogger;
+}
+
+/** One job leased to an HTTP worker, as `POST /v1/worker/leases` lists it. */
+/** What a broker reports, as an SDK worker's `onRun` and `onQueueWait` do (its metrics). */
+export interface LeaseObserver {
+  /** Called once per run, with how it ended and how long it took. */
+  onRun(type: string, outcome: RunOutcome, durationMs: number): void;
+  /** A first run's wait in the queue (from the submit, or the end of its delay). */
+  onQueueWait(type: string, waitMs: number): void;
+}
+
+export interface LeaseView {
+  leaseId: string;
+  taskId: string;
+  type: string;
+  input: Record<string, unknown>;
+  attempt: number;
+  /** The answer to the input the task asked for last, on the run after it was given. */
+  answer?: unknown;
+  leaseMs: number;
+  traceparent?: string;
+}
+
+export type LeaseTakeOutcome =
+  { kind: 'ok'; leases: LeaseView[] } | { kind: 'unknownType'; name: string };
+
+/**
+ * Jobs for HTTP workers: registers their types in the job-type registry, hands out leases (one
+ * run of one job each, taken with BullMQ's manual-processing API) and ends them (`LeaseRuns`).
+ * The API's replicas share nothing in memory about a lease: its id names the job and its lock
+ * token, BullMQ's lock is the lease, and every change goes to the task's record as an SDK
+ * worker's would.
+ */
+export class LeaseBroker {
+  readonly runs: LeaseRuns;
+  private readonly pullers = new Map<string, LeasePuller>();
+  private readonly shards: LeaseShard[] = [];
+  private readonly presence: WorkerPresence;
+  private turn = 0;
+  private observer: LeaseObserver | undefined;
+  private stopping = false;
+  /** Compiles the JSON Schemas HTTP workers send, so one that cannot be used is a `400` now. */
+  private readonly schemas: SchemaValidators;
+
+  constructor(private readonly opts: LeaseBrokerOptions) {
+    this.presence = new WorkerPresence(opts.types.registry, opts.logger);
+    this.schemas = new SchemaValidators({ logger: opts.logger, max: 64 });
+    for (let n = 0; n < Math.max(1, opts.shards); n++) {
+      const store = new TaskStore(
+        opts.connection,
+        shardPrefix(opts.prefix, n),
+        opts.maxTtlMs,
+        opts.prefix,
+      );
+      this.shards.push({ store, completions: new CompletionBatch(store) });
+    }
+    this.runs = new LeaseRuns({
+      leaseMs: opts.leaseMs,
+      maxResultBytes: opts.maxResultBytes,
+      types: opts.types,
+      shard: (n) => this.shards[n],
+      puller: (n, queue) => this.puller(n, queue),
+      schemaFault: (schema) => this.schemaFault(schema),
+      ended: (job, type, outcome) => this.ended(job, type, outcome),
+    });
+  }
+
+  /** Reports each run's end and each first run's queue wait to `observer` (the API's metrics). */
+  observe(observer: LeaseObserver): void {
+    this.observer = observer;
+  }
+
+  get leaseMs(): number {
+    return this.opts.leaseMs;
+  }
+
+  /**
+   * Why `schema` cannot validate anything (ajv refuses to compile it), or null: an HTTP worker's
+   * input or answer schema is checked when it is sent, not when a submit or an answer meets it.
+   */
+  schemaFault(schema: Record<string, unknown>): string | null {
+    const { $schema: _dialect, ...rest } = schema;
+    try {
+      this.schemas.get(JSON.stringify(rest), rest, { schema: 'http worker' });
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+
+  /**
+   * Registers (or re-registers) a job type an HTTP worker serves: its descriptor in the
+   * registry, as an SDK worker's heartbeat writes it, and its fleet-wide concurrency cap on its
+   * queue in every shard (as `LONGRUN_TYPE_CONCURRENCY` does). The type stays known.
+   */
+  async register(
+    worker: string,
+    spec: JsonJobTypeSpec & { concurrency?: number | undefined },
+  ): Promise<JobTypeDescriptor> {
+    const descriptor = describeJsonJobType(spec);
+    await this.presence.register(worker, descriptor);
+    if (spec.concurrency !== undefined) {
+      for (let n = 0; n < this.shards.length; n++) {
+        const queue = new Queue(descriptor.queueName!, {
+          connection: this.opts.connection,
+          prefix: shardPrefix(this.opts.prefix, n),
+        });
+        try {
+          await queue.setGlobalConcurrency(spec.concurrency);
+        } finally {
+          await queue.close();
+        }
+      }
+    }
+    await this.opts.types.refresh();
+    return descriptor;
+  }
+
+  /**
+   * Up to `max` leases of jobs of `types`: those waiting now, or, with none, the first to come
+   * within `waitMs` (then any more waiting at that moment). `signal` ends the wait early (the
+   * client went away): a job taken after it goes back to its queue.
+   */
+  async take(
+    worker: string,
+    req: { types: readonly string[]; max: number; waitMs: number },
+    signal?: AbortSignal,
+  ): Promise<LeaseTakeOutcome> {
+    const types = new Map<string, RegisteredJobType>();
+    for (const name of req.types) {
+      const type = await this.opts.types.resolve(name);
+      if (!type) return { kind: 'unknownType', name };
+      types.set(name, type);
+    }
+    this.presence.seen(worker, [...types.values()]);
+    const pullers: LeasePuller[] = [];
+    const shardOf = new Map<LeasePuller, number>();
+    for (let n = 0; n < this.shards.length; n++) {
+      for (const queue of new Set([...types.values()].map((t) => t.queueName!))) {
+        const puller = this.puller(n, queue);
+        pullers.push(puller);
+        shardOf.set(puller, n);
+      }
+    }
+    const leases: LeaseView[] = [];
+    const open = async (job: Job, token: string, puller: LeasePuller) => {
+      const lease = await this.open(job, token, puller, shardOf.get(puller)!, types);
+      if (lease) leases.push(lease);
+    };
+    await this.fill(pullers, req.max, leases, open);
+    const deadline = Date.now() + req.waitMs;
+    while (leases.length === 0 && Date.now() < deadline && !signal?.aborted && !this.stopping) {
+      const got = await waitForJob(pullers, deadline - Date.now(), signal);
+      if (!got) break;
+      await open(got.job, got.token, got.puller);
+      if (leases.length > 0) await this.fill(pullers, req.max, leases, open);
+    }
+    return { kind: 'ok', leases };
+  }
+
+  /**
+   * Long polls under way answer now, with what they have, and new ones do not wait: call it when
+   * the API starts to stop, so its HTTP server is not held open by them.
+   */
+  stopWaiting(): void {
+    this.stopping = true;
+    for (const puller of this.pullers.values()) puller.endWaits();
+  }
+
+  async close(): Promise<void> {
+    this.stopWaiting();
+    await Promise.allSettled([...this.pullers.values()].map((p) => p.close()));
+    this.pullers.clear();
+  }
+
+  /**
+   * Takes what is waiting now, round the pullers from a different one each call, up to `max`:
+   * the takes from one puller go out together (one write, one round trip for all of them).
+   */
+  private async fill(
+    pullers: readonly LeasePuller[],
+    max: number,
+    leases: LeaseView[],
+    open: (job: Job, token: string, puller: LeasePuller) => Promise<void>,
+  ): Promise<void> {
+    const first = this.turn++ % pullers.length;
+    for (let i = 0; i < pullers.length && leases.length < max; i++) {
+      const puller = pullers[(first + i) % pullers.length]!;
+      for (let rounds = 0; rounds < 3 && leases.length < max; rounds++) {
+        const wanted = max - leases.length;
+        const taken = await Promise.all(Array.from({ length: wanted }, () => puller.takeNow()));
+        const got = taken.filter((t) => t !== undefined);
+        await Promise.all(got.map((t) => open(t.job, t.token, puller)));
+        if (got.length < wanted) break; // this queue has no more now
+      }
+    }
+  }
+
+  /**
+   * The lease of a job just taken, or null when there is nothing to run: a job of a type this
+   * request did not ask for (two types on one named queue) goes back untouched; a task
+   * cancelled, expired, forgotten or already finished is done with (as an SDK worker skips it).
+   */
+  private async open(
+    job: Job,
+    token: string,
+    puller: LeasePuller,
+    shard: number,
+    types: ReadonlyMap<string, RegisteredJobType>,
+  ): Promise<LeaseView | null> {
+    if (!types.has(job.name)) {
+      await puller.giveBack(job, token);
+      return null;
+    }
+    const { store } = this.shards[shard]!;
+    const data = (job.data ?? {}) as TaskJobData & { traceparent?: unknown };
+    const id = job.id ?? '';
+    const now = Date.now();
+    const first = job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1;
+    let input: Record<string, unknown>;
+    let answer: { value: unknown } | undefined;
+    if (first && data.input !== undefined && data.expiresAt !== undefined) {
+      // A first run takes its input from the job, as an SDK worker's does: no read of the record.
+      if (data.expiresAt <= now) return this.skip(job, token);
+      input = data.input;
+    } else {
+      const record = await store.start(id, { awaitingInput: false, started: true });
+      if (!record) return this.skip(job, token);
+      input = record.input;
+      if (record.inputs.length > 0) answer = { value: record.inputs[record.inputs.length - 1] };
+    }
+    if (first && this.observer) {
+      this.observer.onQueueWait(job.name, Math.max(0, now - job.timestamp - (job.opts.delay ?? 0)));
+    }
+    this.opts.logger.info(
+      { taskId: id, type: job.name, attempt: attemptOf(job), requestId: data.requestId },
+      'task leased',
+    );
+    return {
+      leaseId: encodeLeaseId({ shard, queue: puller.queue, jobId: id, token }),
+      taskId: id,
+      type: job.name,
+      input,
+      attempt: attemptOf(job),
+      ...(answer ? { answer: answer.value } : {}),
+      leaseMs: this.opts.leaseMs,
+      ...(typeof data.traceparent === 'string' ? { traceparent: data.traceparent } : {}),
+    };
+  }
+
+  private async skip(job: Job, token: string): Promise<null> {
+    await job.moveToCompleted(null, token, false);
+    this.ended(job, job.name, 'skipped');
+    return null;
+  }
+
+  private ended(job: Job, type: string, outcome: RunOutcome): void {
+    const durationMs = Math.max(0, Date.now() - (job.processedOn ?? Date.now()));
+    if (outcome !== 'skipped') {
+      this.opts.logger.info(
+        { taskId: job.id, type, attempt: attemptOf(job), outcome, durationMs },
+        outcome === 'completed'
+          ? 'task completed'
+          : outcome === 'failed'
+            ? 'task failed'
+            : 'task run ended',
+      );
+    }
+    this.observer?.onRun(type, outcome, durationMs);
+  }
+
+  private puller(shard: number, queue: string): LeasePuller {
+    const key = `${shard} ${queue}`;
+    let puller = this.pullers.get(key);
+    if (!puller) {
+      const rateLimit = [...this.opts.types.values()].find(
+        (t) => t.queueName === queue && t.rateLimit,
+      )?.rateLimit;
+      const { store } = this.shards[shard]!;
+      puller = new LeasePuller({
+        connection: this.opts.workerConnection,
+        prefix: shardPrefix(this.opts.prefix, shard),
+        queue,
+        leaseMs: this.opts.leaseMs,
+        rateLimit,
+        onLost: (job, err) => {
+          // BullMQ failed it on its own: its lease lapsed more often than allowed.
+          void store
+            .transition(job.id ?? '', 'jobLost', {
+              error: {
+                message: `Worker lost the job too many times: ${err.message}`,
+                code: 'job-lost',
+              },
+            })
+            .catch((error: unknown) =>
+              this.opts.logger.error({ err: error, taskId: job.id }, 'could not record a lost job'),
+            );
+        },
+        onError: (err) => this.opts.logger.warn({ err, queue }, 'lease queue error'),
+      });
+      this.pullers.set(key, puller);
+    }
+    return puller;
+  }
+}
