@@ -384,11 +384,10 @@ describe('tasks through two replicas', () => {
     const invalid = await start(viaTwo, { type: 'sleep', input: { ms: 'soon' } });
     expect(invalid.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
     expect(statusParts(invalid).text).toMatch(/does not match job type "sleep".*ms/);
-    const noData = await viaOne.sendMessage({
-      ...send({}),
-      message: { ...send({}).message!, parts: [] },
-    });
-    expect('id' in noData && noData.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    // A message with no parts is not a message: invalid params, and no task (tests/a2a-edges).
+    await expect(
+      viaOne.sendMessage({ ...send({}), message: { ...send({}).message!, parts: [] } }),
+    ).rejects.toBeInstanceOf(RequestMalformedError);
     // A rejected start made no task.
     await expect(get(viaOne, invalid.id)).rejects.toBeInstanceOf(TaskNotFoundError);
   });

@@ -58,7 +58,7 @@ export function agentCard(baseUrl: string, types: readonly RegisteredJobType[]):
           value: {
             scheme: 'Bearer',
             bearerFormat: '',
-            description: 'A longrun API key (LONGRUN_API_KEYS); its tenant owns the tasks',
+            description: 'An API key of this service; the tasks belong to its tenant',
           },
         },
       },
