@@ -192,7 +192,7 @@ describe('ListTasks', () => {
       const viaRpc = await rpc(plain, 'ListTasks', params);
       expect(viaRpc.error?.code, JSON.stringify(params)).toBe(-32602);
       const query = new URLSearchParams(
-        Object.entries(params).map(([k, v]) => [k, String(v)]),
+        Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]),
       ).toString();
       const viaRest = await rest(plain, 'GET', `/tasks?${query}`);
       expect(viaRest.status, query).toBe(400);

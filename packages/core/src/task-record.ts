@@ -1,4 +1,4 @@
-import type { CallbackTarget } from './a2a-push.js';
+import type { StoredCallback } from './a2a-push.js';
 import type { InputRequest, TaskError, TaskHandle } from './schemas.js';
 import type { TaskStatus } from './status.js';
 
@@ -25,7 +25,7 @@ export interface TaskRecord {
    * Where status changes are POSTed: longrun's webhook (the submit's `callback`) or an A2A push
    * notification config (`format: 'a2a'`); never shown in the handle (it may carry a secret).
    */
-  callback?: CallbackTarget;
+  callback?: StoredCallback;
   /** BullMQ priority the task was submitted with (kept so a re-added job keeps it). */
   priority?: number;
   /** When a delayed task may start (ms since the epoch); unset: at once. */

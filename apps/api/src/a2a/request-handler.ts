@@ -164,8 +164,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
   }
 
   /**
-   * Gives the task its push notification config (see `setPush`): a task keeps one; one of the
-   * same id replaces it, another is refused.
+   * Gives the task a push notification config (see `setPush`): a task keeps several; one of the
+   * same id replaces it.
    */
   async createTaskPushNotificationConfig(
     params: TaskPushNotificationConfig,
@@ -191,7 +191,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     }
   }
 
-  /** The task's configs: none or one (a task keeps one), on one page. */
+  /** The task's configs (at most `MAX_PUSH_CONFIGS`), on one page. */
   async listTaskPushNotificationConfigs(
     params: ListTaskPushNotificationConfigsRequest,
     context: ServerCallContext,

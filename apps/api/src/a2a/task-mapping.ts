@@ -20,13 +20,12 @@ export function a2aTask(handle: TaskHandle): Task {
 /**
  * The task with its history as `historyLength` asks (A2A: the most recent messages, all when
  * unset, none for 0). The engine keeps no conversation: a task's messages are the agent's
- * current status message (the question, the progress, the outcome).
- * @example withHistory(a2aTask(handle), 1).history.length // 1
+ * current status message (the question, the progress, the outcome; core's `toA2ATask`).
+ * @example withHistory(a2aTask(handle), 0).history // []
  */
 export function withHistory(task: Task, historyLength: number | undefined): Task {
-  const messages = task.status?.message ? [task.status.message] : [];
-  const limit = historyLength ?? messages.length;
-  task.history = limit === 0 ? [] : messages.slice(-limit);
+  if (historyLength === 0) task.history = [];
+  else if (historyLength !== undefined) task.history = task.history.slice(-historyLength);
   return task;
 }
 
