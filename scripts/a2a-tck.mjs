@@ -84,7 +84,8 @@ const reports = process.env.TCK_REPORTS ?? join(tck, 'reports');
 const proxy = createHttpServer((req, res) => {
   let path = req.url ?? '/';
   if (/^\/a2a\/[^/]+\/\.well-known\//.test(path)) path = path.replace(/^\/a2a\/[^/]+/, '');
-  else if (!path.startsWith('/a2a/') && !path.startsWith('/.well-known/')) path = `/a2a/rest${path}`;
+  else if (!path.startsWith('/a2a/') && !path.startsWith('/.well-known/'))
+    path = `/a2a/rest${path}`;
   const upstream = httpRequest(
     { host: '127.0.0.1', port, method: req.method, path, headers: req.headers },
     (up) => {

@@ -205,9 +205,11 @@ describe('ListTasks', () => {
     const sent = await rpc(plain, 'SendMessage', dataMessage({ type: 'echo', input: { n: 7 } }));
     const id = (sent.result?.task as { id: string }).id;
     const find = (r: { result?: Json }) =>
-      (r.result?.tasks as ({ id: string; artifacts?: unknown[]; history?: unknown[] } | undefined)[]).find(
-        (t) => t?.id === id,
-      );
+      (
+        r.result?.tasks as (
+          { id: string; artifacts?: unknown[]; history?: unknown[] } | undefined
+        )[]
+      ).find((t) => t?.id === id);
     const without = find(await rpc(plain, 'ListTasks', { pageSize: 100 }));
     expect(without?.artifacts ?? []).toEqual([]);
     const withThem = find(await rpc(plain, 'ListTasks', { pageSize: 100, includeArtifacts: true }));

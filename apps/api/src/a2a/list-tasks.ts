@@ -80,8 +80,7 @@ export async function listTasks(
 }
 
 /** RFC 3339 `date-time` (A2A's timestamps): a full date, time and offset; else NaN. */
-const RFC3339 =
-  /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
 function rfc3339(value: string): number {
   return RFC3339.test(value) ? Date.parse(value.replace(' ', 'T')) : NaN;
 }
