@@ -240,6 +240,60 @@ describe('GetTask', () => {
   });
 });
 
+describe('contextId', () => {
+  it('a client’s contextId is kept with the task, shown by every call and filtered on', async () => {
+    const context = `ctx-${randomUUID()}`;
+    const sent = await rpc(
+      chat,
+      'SendMessage',
+      textMessage('in a context', { contextId: context }),
+    );
+    const task = sent.result?.task as { id: string; contextId: string };
+    expect(task.contextId).toBe(context);
+    expect((await rpc(plain, 'GetTask', { id: task.id })).result?.contextId).toBe(context);
+    expect((await rest(plain, 'GET', `/tasks/${task.id}`)).body.contextId).toBe(context);
+    const listed = await rpc(plain, 'ListTasks', { contextId: context });
+    expect((listed.result?.tasks as { id: string }[]).map((t) => t.id)).toEqual([task.id]);
+    // Without one, the context is the task's own id.
+    const bare = await rpc(chat, 'SendMessage', textMessage('no context'));
+    const own = bare.result?.task as { id: string; contextId: string };
+    expect(own.contextId).toBe(own.id);
+  });
+
+  it('a message whose contextId is not its task’s is refused, on both bindings', async () => {
+    const context = `ctx-${randomUUID()}`;
+    const start = {
+      message: {
+        messageId: randomUUID(),
+        role: 'ROLE_USER',
+        contextId: context,
+        parts: [{ data: { type: 'approval', input: { question: 'Go?' } } }],
+      },
+    };
+    const asked = await rpc(plain, 'SendMessage', start);
+    const task = asked.result?.task as { id: string; status: { state: string } };
+    expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const answer = (contextId: string) => ({
+      message: {
+        messageId: randomUUID(),
+        role: 'ROLE_USER',
+        taskId: task.id,
+        contextId,
+        parts: [{ data: { input: { approved: true } } }],
+      },
+    });
+    expect((await rpc(plain, 'SendMessage', answer('ctx-other'))).error?.code).toBe(-32602);
+    const viaRest = await rest(chat, 'POST', '/message:send', answer('ctx-other'));
+    expect(viaRest.status).toBe(400);
+    expect(reasonOf(viaRest.body)).toBe('INVALID_PARAMS');
+    // Still waiting: the refused answers did nothing. The right context is taken.
+    const done = await rpc(chat, 'SendMessage', answer(context));
+    const after = done.result?.task as { contextId: string; status: { state: string } };
+    expect(after.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(after.contextId).toBe(context);
+  });
+});
+
 describe('the Agent Card', () => {
   it('names no server setting in its security description', async () => {
     const card = await (await fetch(`${plain.url}/.well-known/agent-card.json`)).text();

@@ -134,6 +134,8 @@ export const taskHandleSchema = z.object({
   inputRequest: inputRequestSchema.optional(),
   /** The schedule whose tick made the task (`POST /v1/schedules`); absent when submitted directly. */
   scheduleId: z.string().optional(),
+  /** The A2A context an A2A client started the task in (its `contextId`); absent otherwise. */
+  contextId: z.string().optional(),
 });
 export type TaskHandle = z.infer<typeof taskHandleSchema>;
 

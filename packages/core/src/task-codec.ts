@@ -30,6 +30,8 @@ export const FIELD = {
   started: 'started',
   repairs: 'repairs',
   scheduleId: 'schedule',
+  /** The A2A context a client started the task in (A2A `contextId`); unset: the task's id. */
+  contextId: 'ctx',
   /** Bookkeeping, not part of `TaskRecord`: the last event number (SSE ids). */
   seq: 'seq',
   /** The idempotency key naming this task, if any (absent, or '' from older versions, when none). */
@@ -79,6 +81,7 @@ const KINDS: Record<keyof TaskRecord, Kind> = {
   started: 'bool',
   repairs: 'int',
   scheduleId: 'string',
+  contextId: 'string',
 };
 
 /** What a write may carry: any record property; `inputRequest: null` clears it. */
@@ -136,6 +139,7 @@ export const HANDLE_FIELDS = [
   FIELD.error,
   FIELD.inputRequest,
   FIELD.scheduleId,
+  FIELD.contextId,
   // Last, so that a summary (SUMMARY_FIELDS) is this list without it.
   FIELD.result,
 ] as const;
@@ -148,8 +152,20 @@ export const SUMMARY_FIELDS = HANDLE_FIELDS.slice(0, -1);
  * when the record is gone.
  */
 export function decodeHandle(id: string, values: readonly (string | null)[]): HandleFields | null {
-  const [tenant, type, status, msg, created, updated, ttl, progress, error, request, schedule] =
-    values;
+  const [
+    tenant,
+    type,
+    status,
+    msg,
+    created,
+    updated,
+    ttl,
+    progress,
+    error,
+    request,
+    schedule,
+    ctx,
+  ] = values;
   // The result is the last field: absent from a summary's read (SUMMARY_FIELDS).
   const result = values[HANDLE_FIELDS.length - 1];
   if (!status || !tenant) return null;
@@ -167,6 +183,7 @@ export function decodeHandle(id: string, values: readonly (string | null)[]): Ha
   if (error) view.error = parseJson(id, FIELD.error, error) as HandleFields['error'];
   if (request) view.inputRequest = parseJson(id, FIELD.inputRequest, request) as never;
   if (schedule) view.scheduleId = schedule;
+  if (ctx) view.contextId = ctx;
   if (result !== null && result !== undefined) view.result = parseJson(id, FIELD.result, result);
   return view;
 }

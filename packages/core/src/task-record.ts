@@ -38,6 +38,8 @@ export interface TaskRecord {
   repairs?: number;
   /** The schedule whose tick made this task (`POST /v1/schedules`); unset: submitted directly. */
   scheduleId?: string;
+  /** The A2A context a client started it in (A2A `contextId`); unset: the task's own id. */
+  contextId?: string;
 }
 
 /**
@@ -59,6 +61,7 @@ export type HandleFields = Pick<
   | 'error'
   | 'inputRequest'
   | 'scheduleId'
+  | 'contextId'
 >;
 
 /** One entry of a task's event stream: the state right after a change. */
@@ -118,5 +121,6 @@ export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHand
     handle.inputRequest = record.inputRequest;
   }
   if (record.scheduleId) handle.scheduleId = record.scheduleId;
+  if (record.contextId) handle.contextId = record.contextId;
   return handle;
 }

@@ -28,10 +28,14 @@ export async function begin(
   const message = params.message;
   if (!message?.messageId) throw new RequestMalformedError('message.messageId is required');
   checkMessage(message);
+  if (message.contextId.length > MAX_CONTEXT_ID) {
+    throw new RequestMalformedError(`contextId is longer than ${MAX_CONTEXT_ID} characters`);
+  }
   const push = params.configuration?.taskPushNotificationConfig;
   if (!message.taskId) {
     return start(engine, caller, message, push && pushConfigBody(push), defaultSkill);
   }
+  if (message.contextId) await sameContext(engine, caller.tenant, message);
   if (push) await setPush(engine, caller.tenant, message.taskId, pushConfigBody(push));
   return answer(engine, caller, message);
 }
@@ -56,6 +60,8 @@ async function start(
     idempotencyKey: key.success ? key.data : undefined,
     requestId: caller.requestId,
     pushConfig,
+    // The client's context is kept with the task (its A2A contextId); none: the task's id.
+    contextId: message.contextId || undefined,
   });
   if (outcome.kind === 'created' || outcome.kind === 'replayed') return { handle: outcome.task };
   const problem = submitProblem(outcome, engine.retryAfter);
@@ -89,6 +95,24 @@ async function answer(engine: TaskEngine, caller: Caller, message: Message): Pro
       );
     case 'invalid':
       throw new RequestMalformedError(describe(invalidProblem(outcome)));
+  }
+}
+
+/** Longest `contextId` kept (a client's own identifier, stored with the task). */
+const MAX_CONTEXT_ID = 256;
+
+/**
+ * Refuses a message on a task whose `contextId` is not the task's (A2A: agents "MUST reject
+ * messages containing mismatching `contextId` and `taskId`"), as invalid params.
+ */
+async function sameContext(engine: TaskEngine, tenant: string, message: Message): Promise<void> {
+  const found = await engine.get(tenant, message.taskId);
+  if (found.kind === 'notFound') throw notFound(message.taskId);
+  const context = found.task.contextId ?? found.task.taskId;
+  if (context !== message.contextId) {
+    throw new RequestMalformedError(
+      `contextId ${message.contextId} is not task ${message.taskId}'s (${context})`,
+    );
   }
 }
 

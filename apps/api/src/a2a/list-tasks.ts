@@ -22,9 +22,9 @@ const STATUS_OF_STATE = new Map<TaskState, TaskStatus>([
 ]);
 
 /**
- * The tenant's tasks, newest first, a page of the engine's list: `contextId` (a task's own id
- * here) picks that task, `status` and `statusTimestampAfter` filter the page, `pageToken` is the
- * engine's cursor. `totalSize` counts the page only (the engine's index does not count).
+ * The tenant's tasks, newest first, a page of the engine's list: `contextId` (the client's, or a
+ * task's own id when it gave none), `status` and `statusTimestampAfter` filter the page,
+ * `pageToken` is the engine's cursor. `totalSize` counts the page only (the engine's index does not count).
  * @example await listTasks(engine, tenant, { pageSize: 10 })
  */
 export async function listTasks(
@@ -52,6 +52,7 @@ export async function listTasks(
   const status = STATUS_OF_STATE.get(state);
   const filtered = state !== TaskState.TASK_STATE_UNSPECIFIED;
   const keep = (task: Task) =>
+    (!params.contextId || task.contextId === params.contextId) &&
     (!filtered || task.status?.state === state) &&
     (Number.isNaN(after) || Date.parse(task.status?.timestamp ?? '') >= after);
   const page = (tasks: Task[], nextPageToken: string): ListTasksResponse => {
@@ -59,12 +60,6 @@ export async function listTasks(
     return { tasks: kept, nextPageToken, pageSize, totalSize: kept.length };
   };
   if (filtered && status === undefined) return page([], '');
-  if (params.contextId) {
-    const one = await engine.get(tenant, params.contextId);
-    const tasks = one.kind === 'found' ? [a2aTask(one.task)] : [];
-    if (!params.includeArtifacts) for (const task of tasks) task.artifacts = [];
-    return page(tasks, '');
-  }
   const outcome = await engine.list(tenant, {
     limit: String(pageSize),
     ...(status ? { status } : {}),
