@@ -384,11 +384,10 @@ describe('tasks through two replicas', () => {
     const invalid = await start(viaTwo, { type: 'sleep', input: { ms: 'soon' } });
     expect(invalid.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
     expect(statusParts(invalid).text).toMatch(/does not match job type "sleep".*ms/);
-    const noData = await viaOne.sendMessage({
-      ...send({}),
-      message: { ...send({}).message!, parts: [] },
-    });
-    expect('id' in noData && noData.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    // A message with no parts is not a message: invalid params, and no task (tests/a2a-edges).
+    await expect(
+      viaOne.sendMessage({ ...send({}), message: { ...send({}).message!, parts: [] } }),
+    ).rejects.toBeInstanceOf(RequestMalformedError);
     // A rejected start made no task.
     await expect(get(viaOne, invalid.id)).rejects.toBeInstanceOf(TaskNotFoundError);
   });
@@ -496,32 +495,52 @@ describe('push notifications', () => {
     await expect(getConfig(viaOne, task.id, task.id)).rejects.toBeInstanceOf(TaskNotFoundError);
   });
 
-  it('a task keeps one config: another is refused, the same id replaces it, and after delete nothing is sent', async () => {
+  it('a task keeps several configs by id, across replicas: each is sent every change; the same id replaces; a deleted one is sent nothing more', async () => {
     const body = { type: 'approval', input: { question: 'Stop pushing?' }, delayMs: 1500 };
     const task = await start(viaTwo, body, true);
+    // Two configs, made on different replicas (one binding each): both kept, in Redis.
     await viaOne.createTaskPushNotificationConfig(
       pushConfig({ taskId: task.id, id: 'first', token: 'a' }),
     );
-    await expect(
-      viaTwo.createTaskPushNotificationConfig(pushConfig({ taskId: task.id, id: 'second' })),
-    ).rejects.toBeInstanceOf(UnsupportedOperationError);
+    await viaTwo.createTaskPushNotificationConfig(
+      pushConfig({ taskId: task.id, id: 'second', token: 's' }),
+    );
     const replaced = await viaTwo.createTaskPushNotificationConfig(
       pushConfig({ taskId: task.id, id: 'first', token: 'b' }),
     );
     expect(replaced).toMatchObject({ id: 'first', token: 'b' });
-    expect((await listConfigs(viaOne, task.id)).configs).toEqual([
-      expect.objectContaining({ id: 'first', token: 'b' }),
-    ]);
+    for (const client of [viaOne, viaTwo]) {
+      expect((await listConfigs(client, task.id)).configs).toEqual([
+        expect.objectContaining({ id: 'first', token: 'b' }),
+        expect.objectContaining({ id: 'second', token: 's' }),
+      ]);
+      expect(await getConfig(client, task.id, 'second')).toMatchObject({ id: 'second' });
+    }
 
-    const asked = await pushed(task.id, TaskState.TASK_STATE_INPUT_REQUIRED);
-    expect(asked.headers['x-a2a-notification-token']).toBe('b');
-    await deleteConfig(viaOne, task.id, 'first');
+    // The question goes to both configs (each with its own token).
+    const tokens = () =>
+      pushes(task.id)
+        .filter((p) => p.task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED)
+        .map((p) => p.headers['x-a2a-notification-token'])
+        .sort();
+    await waitFor(async () => (tokens().length >= 2 ? true : undefined), {
+      what: 'the question pushed to both configs',
+    });
+    expect(tokens()).toEqual(['b', 's']);
+
+    // Deleting one (on the other replica) leaves the other: only it is sent the end.
+    await deleteConfig(viaTwo, task.id, 'first');
+    await expect(getConfig(viaOne, task.id, 'first')).rejects.toBeInstanceOf(TaskNotFoundError);
+    expect((await listConfigs(viaOne, task.id)).configs.map((c) => c.id)).toEqual(['second']);
     const answered = await viaOne.sendMessage(send({ input: { approved: false } }, { task }));
     expect('id' in answered && answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const done = await pushed(task.id, TaskState.TASK_STATE_COMPLETED);
+    expect(done.headers['x-a2a-notification-token']).toBe('s');
     await new Promise((r) => setTimeout(r, 1500));
-    expect(pushes(task.id).map((p) => p.task.status?.state)).toEqual([
-      TaskState.TASK_STATE_INPUT_REQUIRED,
-    ]);
+    const ends = pushes(task.id).filter(
+      (p) => p.task.status?.state === TaskState.TASK_STATE_COMPLETED,
+    );
+    expect(ends.map((p) => p.headers['x-a2a-notification-token'])).toEqual(['s']);
   }, 30_000);
 
   it('a task with a longrun callback takes no config; a start may not give both', async () => {

@@ -33,6 +33,8 @@ export interface AppDeps {
   keys: ApiKeys;
   logger: Logger;
   maxTtlMs: number;
+  /** The skill a text-only A2A message naming none starts (LONGRUN_A2A_DEFAULT_SKILL). */
+  a2aDefaultSkill?: string | undefined;
   /** Requests per second per tenant; 0 = no limit. */
   rateLimitRps: number;
   /** Keys for `/admin/queues` (bull-board); empty: not mounted. */
@@ -124,7 +126,7 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
     streams,
   });
   // The A2A door: its Agent Card without a key, everything under /a2a with one.
-  app.use(a2aRouter(deps.engine, before, deps.logger, streams));
+  app.use(a2aRouter(deps.engine, before, deps.logger, streams, deps.a2aDefaultSkill));
   app.use(healthRouter(deps.engine, metrics.registry));
   if (deps.adminKeys?.length) {
     app.use(adminRouter(deps.engine, deps.adminKeys, deps.adminReadOnly ?? true));

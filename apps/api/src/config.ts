@@ -129,6 +129,14 @@ const schema = z
     LONGRUN_FAIR_SHARE: z.enum(['on', 'off']).default('on'),
     /** A tenant's share of the workers against others' (default 1 each). */
     LONGRUN_TENANT_WEIGHTS: tenantWeights,
+    /**
+     * The job type (A2A skill) a text-only A2A message names none starts; it must declare
+     * `textInput` when it registers. Unset: such a message is ContentTypeNotSupportedError.
+     */
+    LONGRUN_A2A_DEFAULT_SKILL: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'must be a job type name')
+      .optional(),
   })
   .refine((c) => clusterPrefixIssue(c) === null, {
     path: ['LONGRUN_PREFIX'],

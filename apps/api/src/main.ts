@@ -164,6 +164,7 @@ async function main(): Promise<void> {
     keys: new ApiKeys(keys),
     logger,
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
+    a2aDefaultSkill: config.LONGRUN_A2A_DEFAULT_SKILL,
     rateLimitRps: config.LONGRUN_RATE_LIMIT_RPS,
     adminKeys: config.LONGRUN_ADMIN_KEYS,
     adminReadOnly: config.LONGRUN_ADMIN_READ_ONLY,

@@ -56,3 +56,23 @@ export type CallbackTarget = Callback | A2APushTarget;
 export function isA2APush(target: CallbackTarget): target is A2APushTarget {
   return 'format' in target && target.format === 'a2a';
 }
+
+/** Most A2A push notification configs one task keeps. */
+export const MAX_PUSH_CONFIGS = 10;
+
+/**
+ * What a task's `callback` field holds: longrun's webhook, or its A2A push notification
+ * configs (a list; records written before tasks kept several hold one config object).
+ */
+export type StoredCallback = CallbackTarget | A2APushTarget[];
+
+/** Where a task's status changes go: each target its `callback` field names (none, one, several). */
+export function callbackTargets(stored: StoredCallback | undefined): CallbackTarget[] {
+  if (!stored) return [];
+  return Array.isArray(stored) ? stored.filter((t) => isA2APush(t)) : [stored];
+}
+
+/** A task's A2A push notification configs, in the order they were made. */
+export function pushTargetsOf(stored: StoredCallback | undefined): A2APushTarget[] {
+  return callbackTargets(stored).filter((t) => isA2APush(t));
+}

@@ -99,6 +99,8 @@ describe('toA2ATask', () => {
         createdAt: base.createdAt,
         scheduleId: 'b0d5f7c4-6a8e-4f3b-9c21-7e5d3a1f0b42',
       },
+      // The task's messages: its status message (the engine keeps no conversation).
+      history: [task.status.message],
     });
     // The same handle maps the same, and survives JSON unchanged (a push notification's body).
     expect(toA2ATask(base)).toEqual(toA2ATask(base));

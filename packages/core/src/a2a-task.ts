@@ -14,6 +14,8 @@ export interface A2ATask {
   status: A2ATaskStatus;
   /** Only on a completed task: the artifact `result`. */
   artifacts?: A2AArtifact[];
+  /** The task's messages: the agent's current status message (the engine keeps no others). */
+  history: A2AMessage[];
   metadata: {
     type: string;
     statusMessage: string;
@@ -72,8 +74,8 @@ export const A2A_RESULT_ARTIFACT = 'result';
  * The A2A task for a longrun handle: the only place longrun's statuses become A2A states, so
  * every A2A call (send, get, list, cancel, stream) and every push notification shows the same
  * task for the same handle, on any replica and in any worker. The A2A task id is the longrun
- * `taskId`, and so is its `contextId` (the engine keeps no A2A context of its own); `history`
- * stays empty (longrun keeps no messages).
+ * `taskId`; its `contextId` the one the A2A client started it in, else the task id; `history`
+ * is the current status message (longrun keeps no conversation; GetTask's `historyLength` trims it).
  *
  * - `working` → `TASK_STATE_SUBMITTED` until a worker picks the task up (see `pickedUp`), then
  *   `TASK_STATE_WORKING`; the status message is the `statusMessage`, with `{progress}` as data.
@@ -117,15 +119,16 @@ export function toA2ATask(handle: TaskHandle): A2ATask {
     default:
       return assertNever(handle.status);
   }
+  const context = handle.contextId ?? id;
   const task: A2ATask = {
     id,
-    contextId: id,
+    contextId: context,
     status: {
       state,
       message: {
         // The same handle gives the same message id on every replica.
         messageId: `${id}@${handle.lastUpdatedAt}`,
-        contextId: id,
+        contextId: context,
         taskId: id,
         role: 'ROLE_AGENT',
         parts,
@@ -138,7 +141,9 @@ export function toA2ATask(handle: TaskHandle): A2ATask {
       createdAt: handle.createdAt,
       ...(handle.scheduleId === undefined ? {} : { scheduleId: handle.scheduleId }),
     },
+    history: [],
   };
+  task.history.push(task.status.message);
   if (handle.status === 'completed') {
     task.artifacts = [
       {

@@ -46,6 +46,12 @@ export interface JobTypeDefinition<S extends z.ZodType = z.ZodType, R = unknown>
    * queue, so the type needs a `queue` of its own). Tasks over it wait, `working`.
    */
   rateLimit?: { max: number; durationMs: number };
+  /**
+   * Says the type takes plain text, and where it goes: an A2A message whose only content is text
+   * starts it with `{ [textInput]: <the text parts, joined by a blank line> }` (other fields take
+   * their defaults). Name a string field of `input`. Unset: the type takes data parts only.
+   */
+  textInput?: string;
   handler(input: z.output<S>, ctx: JobContext): Promise<R> | R;
 }
 

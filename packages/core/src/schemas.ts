@@ -191,6 +191,8 @@ export const taskHandleSchema = z.object({
     .describe(
       'The OpenTelemetry trace id of the task: its submit, runs and webhook deliveries are spans of this trace (absent when tracing was off)',
     ),
+  /** The A2A context an A2A client started the task in (its `contextId`); absent otherwise. */
+  contextId: z.string().optional(),
 });
 
 /**

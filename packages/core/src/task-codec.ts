@@ -34,6 +34,8 @@ export const FIELD = {
   replayOf: 'replayOf',
   traceparent: 'trace',
   lastRunTrace: 'runTrace',
+  /** The A2A context a client started the task in (A2A `contextId`); unset: the task's id. */
+  contextId: 'ctx',
   /** Bookkeeping, not part of `TaskRecord`: the last event number (SSE ids). */
   seq: 'seq',
   /** The idempotency key naming this task, if any (absent, or '' from older versions, when none). */
@@ -87,6 +89,7 @@ const KINDS: Record<keyof TaskRecord, Kind> = {
   replayOf: 'string',
   traceparent: 'string',
   lastRunTrace: 'string',
+  contextId: 'string',
 };
 
 /** What a write may carry: any record property; `inputRequest: null` clears it. */
@@ -147,6 +150,7 @@ export const HANDLE_FIELDS = [
   FIELD.tags,
   FIELD.replayOf,
   FIELD.traceparent,
+  FIELD.contextId,
   // Last, so that a summary (SUMMARY_FIELDS) is this list without it.
   FIELD.result,
 ] as const;
@@ -154,16 +158,40 @@ export const HANDLE_FIELDS = [
 /** A list item's fields: the handle's without its result (HANDLE_FIELDS less the last). */
 export const SUMMARY_FIELDS = HANDLE_FIELDS.slice(0, -1);
 
+/** Each handle field's place in `HANDLE_FIELDS`: `decodeHandle` reads values by name, not by hand-counted positions. */
+const AT = Object.fromEntries(HANDLE_FIELDS.map((f, i) => [f, i])) as Record<
+  (typeof HANDLE_FIELDS)[number],
+  number
+>;
+
 /**
  * The handle fields of a record from an `HMGET` of `HANDLE_FIELDS` (or `SUMMARY_FIELDS`); `null`
  * when the record is gone.
  */
 export function decodeHandle(id: string, values: readonly (string | null)[]): HandleFields | null {
-  const [tenant, type, status, msg, created, updated, ttl, progress, error, request, schedule] =
-    values;
-  const [tags, replayOf, tp] = [values[11], values[12], values[13]];
+  const at = (field: (typeof HANDLE_FIELDS)[number]): string | null | undefined => values[AT[field]];
+  const [tenant, status] = [at(FIELD.tenant), at(FIELD.status)];
+  const [type, msg, created, updated, ttl] = [
+    at(FIELD.type),
+    at(FIELD.statusMessage),
+    at(FIELD.createdAt),
+    at(FIELD.updatedAt),
+    at(FIELD.ttlMs),
+  ];
+  const [progress, error, request, schedule] = [
+    at(FIELD.progress),
+    at(FIELD.error),
+    at(FIELD.inputRequest),
+    at(FIELD.scheduleId),
+  ];
+  const [tags, replayOf, tp, ctx] = [
+    at(FIELD.tags),
+    at(FIELD.replayOf),
+    at(FIELD.traceparent),
+    at(FIELD.contextId),
+  ];
   // The result is the last field: absent from a summary's read (SUMMARY_FIELDS).
-  const result = values[HANDLE_FIELDS.length - 1];
+  const result = at(FIELD.result);
   if (!status || !tenant) return null;
   const view: HandleFields = {
     id,
@@ -182,6 +210,7 @@ export function decodeHandle(id: string, values: readonly (string | null)[]): Ha
   if (tags) view.tags = parseJson(id, FIELD.tags, tags) as string[];
   if (replayOf) view.replayOf = replayOf;
   if (tp) view.traceparent = tp;
+  if (ctx) view.contextId = ctx;
   if (result !== null && result !== undefined) view.result = parseJson(id, FIELD.result, result);
   return view;
 }

@@ -1,4 +1,4 @@
-import type { CallbackTarget } from './a2a-push.js';
+import type { StoredCallback } from './a2a-push.js';
 import type { InputRequest, TaskError, TaskHandle } from './schemas.js';
 import type { TaskStatus } from './status.js';
 
@@ -25,7 +25,7 @@ export interface TaskRecord {
    * Where status changes are POSTed: longrun's webhook (the submit's `callback`) or an A2A push
    * notification config (`format: 'a2a'`); never shown in the handle (it may carry a secret).
    */
-  callback?: CallbackTarget;
+  callback?: StoredCallback;
   /** BullMQ priority the task was submitted with (kept so a re-added job keeps it). */
   priority?: number;
   /** When a delayed task may start (ms since the epoch); unset: at once. */
@@ -49,6 +49,8 @@ export interface TaskRecord {
   traceparent?: string;
   /** The `traceparent` of the run that failed and will be retried: the retry's span links to it. */
   lastRunTrace?: string;
+  /** The A2A context a client started it in (A2A `contextId`); unset: the task's own id. */
+  contextId?: string;
 }
 
 /**
@@ -73,6 +75,7 @@ export type HandleFields = Pick<
   | 'tags'
   | 'replayOf'
   | 'traceparent'
+  | 'contextId'
 >;
 
 /** One entry of a task's event stream: the state right after a change. */
@@ -136,5 +139,6 @@ export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHand
   if (record.replayOf) handle.replayOf = record.replayOf;
   // `00-<trace id>-<span id>-<flags>`: the trace id is the 32 hex digits after the version.
   if (record.traceparent) handle.traceId = record.traceparent.slice(3, 35);
+  if (record.contextId) handle.contextId = record.contextId;
   return handle;
 }

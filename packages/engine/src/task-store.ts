@@ -130,7 +130,7 @@ export class TaskStore extends TaskReads {
   async setPush(
     tenant: string,
     id: string,
-    change: { set: A2APushTarget } | { remove: string },
+    change: { set: A2APushTarget; max: number } | { remove: string },
   ): Promise<PushChange> {
     return setPush.run(this.redis, {
       keys: { task: this.keys.task(id), usage: this.keys.usage(tenant) },
@@ -140,6 +140,7 @@ export class TaskStore extends TaskReads {
         op: 'set' in change ? 'set' : 'del',
         configId: 'set' in change ? change.set.id : change.remove,
         config: 'set' in change ? JSON.stringify(change.set) : '',
+        max: 'set' in change ? change.max : 0,
       },
     });
   }

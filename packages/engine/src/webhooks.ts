@@ -2,6 +2,7 @@ import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullm
 import type { Redis } from 'ioredis';
 import {
   handleAt,
+  callbackTargets,
   isA2APush,
   type CallbackTarget,
   type TaskEvent,
@@ -139,8 +140,16 @@ export class WebhookDispatcher {
     this.inFlight.set(tenant, busy + 1);
     try {
       const record = await this.store.get(job.data.taskId);
-      if (!record?.callback) return this.dropped();
-      return await this.deliver(job, record, record.callback);
+      const targets = callbackTargets(record?.callback);
+      if (!record || targets.length === 0) return this.dropped();
+      const [only] = targets;
+      if (targets.length === 1 && only) return await this.deliver(job, record, only);
+      // Several A2A push configs: each is sent the change; a failure retries the job, so those
+      // already reached may be sent it again (push notifications are at least once).
+      const sent = await Promise.allSettled(targets.map((t) => this.deliver(job, record, t)));
+      const failed = sent.find((s) => s.status === 'rejected');
+      if (failed) throw failed.reason;
+      return 'delivered';
     } finally {
       const left = (this.inFlight.get(tenant) ?? 1) - 1;
       if (left > 0) this.inFlight.set(tenant, left);

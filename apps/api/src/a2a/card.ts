@@ -15,7 +15,7 @@ const version = (createRequire(import.meta.url)('../../package.json') as { versi
 
 /**
  * The Agent Card: the two bindings under `baseUrl`, the bearer key as the one security scheme,
- * streaming and push notifications (one config per task, sent by the webhook workers:
+ * streaming and push notifications (several configs per task, sent by the webhook workers:
  * docs/decisions.md, decision 35), and one skill per registered job type (`id` = the type's
  * name). Serve it with `AgentCard.toJSON`.
  * @example AgentCard.toJSON(agentCard('https://jobs.example.com', engine.knownJobTypes))
@@ -58,7 +58,7 @@ export function agentCard(baseUrl: string, types: readonly RegisteredJobType[]):
           value: {
             scheme: 'Bearer',
             bearerFormat: '',
-            description: 'A longrun API key (LONGRUN_API_KEYS); its tenant owns the tasks',
+            description: 'An API key of this service; the tasks belong to its tenant',
           },
         },
       },

@@ -10,15 +10,17 @@ import { invalidProblem } from '../http/outcomes.js';
 import { describe, notFound } from './errors.js';
 
 /**
- * A2A push notification configs over the engine: a task keeps one, delivered by the engine's
- * webhook delivery. Each function is one engine call for the caller's tenant.
+ * A2A push notification configs over the engine: a task keeps several (up to
+ * `MAX_PUSH_CONFIGS`, by id, in the task's record in Redis, so every replica reads the same),
+ * each sent every change by the engine's webhook delivery. Each function is one engine call for
+ * the caller's tenant.
  */
 
 /**
  * Sets the task's push notification config: each status change from now on is POSTed to `url`
  * as the A2A task (outbox, retries, the URL checked now and every address again before
  * connecting). One of the same id (the task's id when none is given) replaces it, another is
- * refused (delete the first).
+ * added beside it; past the cap it is refused (delete one first).
  * @example await setPush(engine, tenant, taskId, pushConfigBody(params))
  */
 export async function setPush(
@@ -35,10 +37,10 @@ export async function setPush(
       throw notFound(taskId);
     case 'invalid':
       throw new RequestMalformedError(describe(invalidProblem(outcome)));
-    case 'pushTaken':
+    case 'pushFull':
       throw new UnsupportedOperationError(
-        `Task ${taskId} has push notification config "${outcome.configId}", and takes one: ` +
-          'delete it first, or give its id to replace it',
+        `Task ${taskId} has ${outcome.max} push notification configs, the most it keeps: ` +
+          'delete one first, or give the id of one to replace it',
       );
     case 'hasCallback':
       throw new UnsupportedOperationError(
@@ -57,13 +59,14 @@ export async function getPush(
 ): Promise<TaskPushNotificationConfig> {
   const outcome = await engine.pushConfig(tenant, taskId);
   if (outcome.kind === 'notFound') throw notFound(taskId);
-  if (outcome.config?.id !== id) {
+  const config = outcome.configs.find((c) => c.id === id);
+  if (!config) {
     throw new TaskNotFoundError(`Task ${taskId} has no push notification config "${id}"`);
   }
-  return configOf(taskId, outcome.config);
+  return configOf(taskId, config);
 }
 
-/** The task's configs: none or one (a task keeps one). */
+/** The task's configs, in the order they were made. */
 export async function listPush(
   engine: TaskEngine,
   tenant: string,
@@ -71,7 +74,7 @@ export async function listPush(
 ): Promise<TaskPushNotificationConfig[]> {
   const outcome = await engine.pushConfig(tenant, taskId);
   if (outcome.kind === 'notFound') throw notFound(taskId);
-  return outcome.config ? [configOf(taskId, outcome.config)] : [];
+  return outcome.configs.map((config) => configOf(taskId, config));
 }
 
 /**

@@ -14,7 +14,11 @@ import type {
   Task,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import { TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import {
+  RequestMalformedError,
+  TaskNotCancelableError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { isTerminal } from '@longrun/core';
 import type { OpenWatch, TaskEngine } from '@longrun/engine';
@@ -26,7 +30,7 @@ import { a2aFailure, notFound } from './errors.js';
 import { follow } from './follow.js';
 import { listTasks } from './list-tasks.js';
 import { getPush, listPush, pushConfigBody, setPush } from './push-config.js';
-import { a2aTask, interrupted, streamUpdates } from './task-mapping.js';
+import { a2aTask, interrupted, streamUpdates, withHistory } from './task-mapping.js';
 
 /**
  * The A2A door's request handler, behind the SDK's JSON-RPC and REST transports: every method is
@@ -41,6 +45,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
   constructor(
     private readonly engine: TaskEngine,
     private readonly logger?: Logger,
+    /** The skill a text-only message naming none starts (LONGRUN_A2A_DEFAULT_SKILL). */
+    private readonly defaultSkill?: string,
   ) {}
 
   /** The card the transports check versions and capabilities against (URLs are relative). */
@@ -59,7 +65,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
     try {
       const caller = callerOf(context);
-      const begun = await begin(this.engine, caller, params);
+      const begun = await begin(this.engine, caller, params, this.defaultSkill);
       if ('rejected' in begun) return begun.rejected;
       let task = a2aTask(begun.handle);
       if (params.configuration?.returnImmediately || interrupted(task)) return task;
@@ -82,7 +88,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     try {
       const caller = callerOf(context);
-      const begun = await begin(this.engine, caller, params);
+      const begun = await begin(this.engine, caller, params, this.defaultSkill);
       if ('rejected' in begun) {
         yield { payload: { $case: 'task', value: begun.rejected } };
         return;
@@ -119,9 +125,13 @@ export class EngineRequestHandler implements A2ARequestHandler {
 
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     try {
+      const { historyLength } = params;
+      if (historyLength !== undefined && !(historyLength >= 0)) {
+        throw new RequestMalformedError('historyLength must be 0 or more');
+      }
       const outcome = await this.engine.get(callerOf(context).tenant, params.id);
       if (outcome.kind === 'notFound') throw notFound(params.id);
-      return a2aTask(outcome.task);
+      return withHistory(a2aTask(outcome.task), historyLength);
     } catch (err) {
       throw a2aFailure(err, this.logger);
     }
@@ -154,8 +164,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
   }
 
   /**
-   * Gives the task its push notification config (see `setPush`): a task keeps one; one of the
-   * same id replaces it, another is refused.
+   * Gives the task a push notification config (see `setPush`): a task keeps several; one of the
+   * same id replaces it.
    */
   async createTaskPushNotificationConfig(
     params: TaskPushNotificationConfig,
@@ -181,7 +191,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     }
   }
 
-  /** The task's configs: none or one (a task keeps one), on one page. */
+  /** The task's configs (at most `MAX_PUSH_CONFIGS`), on one page. */
   async listTaskPushNotificationConfigs(
     params: ListTaskPushNotificationConfigsRequest,
     context: ServerCallContext,

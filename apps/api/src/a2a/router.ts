@@ -25,9 +25,10 @@ export function a2aRouter(
   before: RequestHandler[],
   logger: Logger | undefined,
   streams: StreamSlots,
+  defaultSkill?: string,
 ): Router {
   const router = express.Router();
-  const requestHandler = new EngineRequestHandler(engine, logger);
+  const requestHandler = new EngineRequestHandler(engine, logger, defaultSkill);
 
   router.get(`/${AGENT_CARD_PATH}`, (req, res) => {
     const card = agentCard(baseUrlOf(req), engine.knownJobTypes);
@@ -94,27 +95,32 @@ const isValidId = (id: unknown) => id === null || typeof id === 'string' || Numb
 
 /**
  * Refuses, as JSON-RPC invalid requests (`-32600`, HTTP 200 as the SDK answers them), a body
- * nested deeper than `A2A_MAX_DEPTH` and a request whose `id` is not a string, an integer or null
- * (JSON-RPC 2.0 §4, and the SDK's own rule). The SDK would refuse such an id too but echo it
+ * nested deeper than `A2A_MAX_DEPTH`, a request whose `id` is not a string, an integer or null
+ * (JSON-RPC 2.0 §4, and the SDK's own rule), and one whose `jsonrpc` is not `"2.0"` or that has
+ * no string `method` (§4: the SDK answered those `-32602`). The SDK would refuse such an id too but echo it
  * back, and serialising an id nested thousands deep overflowed the stack (a 500); §5 answers
  * with `id: null` when the id cannot be told.
  */
 const jsonRpcGuard: RequestHandler = (req, res, next) => {
   const body = req.body as unknown;
-  if (typeof body !== 'object' || body === null) return next();
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return next();
   const id = 'id' in body ? body.id : null;
   const idOk = isValidId(id);
-  const tooDeep = depthExceeds(body, A2A_MAX_DEPTH);
-  if (idOk && !tooDeep) return next();
+  const envelope = body as { jsonrpc?: unknown; method?: unknown };
+  const fault = !idOk
+    ? 'id must be a string, an integer or null'
+    : depthExceeds(body, A2A_MAX_DEPTH)
+      ? `nested deeper than ${A2A_MAX_DEPTH} levels`
+      : envelope.jsonrpc !== '2.0'
+        ? '"jsonrpc" must be "2.0"'
+        : typeof envelope.method !== 'string'
+          ? '"method" must be a string'
+          : undefined;
+  if (fault === undefined) return next();
   res.json({
     jsonrpc: '2.0',
     id: idOk ? id : null,
-    error: {
-      code: A2A_ERROR_CODE.INVALID_REQUEST,
-      message: idOk
-        ? `Invalid JSON-RPC Request: nested deeper than ${A2A_MAX_DEPTH} levels.`
-        : 'Invalid JSON-RPC Request: id must be a string, an integer or null.',
-    },
+    error: { code: A2A_ERROR_CODE.INVALID_REQUEST, message: `Invalid JSON-RPC Request: ${fault}.` },
   });
 };
 

@@ -68,7 +68,9 @@ describe('a2aTask', () => {
       $case: 'data',
       value: null,
     });
-    expect(a2aTask(base)).toMatchObject({ id: base.taskId, contextId: base.taskId, history: [] });
+    const plain = a2aTask(base);
+    expect(plain).toMatchObject({ id: base.taskId, contextId: base.taskId });
+    expect(plain.history).toEqual([plain.status?.message]);
   });
 });
 

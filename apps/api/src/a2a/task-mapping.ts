@@ -18,6 +18,18 @@ export function a2aTask(handle: TaskHandle): Task {
 }
 
 /**
+ * The task with its history as `historyLength` asks (A2A: the most recent messages, all when
+ * unset, none for 0). The engine keeps no conversation: a task's messages are the agent's
+ * current status message (the question, the progress, the outcome; core's `toA2ATask`).
+ * @example withHistory(a2aTask(handle), 0).history // []
+ */
+export function withHistory(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === 0) task.history = [];
+  else if (historyLength !== undefined) task.history = task.history.slice(-historyLength);
+  return task;
+}
+
+/**
  * A start the engine refused (unknown type, invalid input, a cap): `TASK_STATE_REJECTED` with
  * why, as text and as data (`{problem}`, the HTTP API's problem document). No longrun task
  * exists for it, so its id is not found afterwards.

@@ -2,16 +2,16 @@ import { defineScript } from '../lua/script.js';
 
 /**
  * What a push config change did: `ok`; `missing` (no such task for the tenant); `callback` (the
- * task has a longrun webhook); `absent` (no config of that id to remove); or another config's id
- * is set (`taken`).
+ * task has a longrun webhook); `absent` (no config of that id to remove); or the task has `full`
+ * configs already, none of this id.
  */
-export type PushChange = 'ok' | 'missing' | 'callback' | 'absent' | { taken: string };
+export type PushChange = 'ok' | 'missing' | 'callback' | 'absent' | { full: number };
 
-/** `lua/set-push.lua`: sets or removes a task's A2A push notification config. */
+/** `lua/set-push.lua`: sets or removes one of a task's A2A push notification configs. */
 export const setPush = defineScript({
   file: 'set-push',
   keys: ['task', 'usage'],
-  args: ['tenant', 'id', 'op', 'configId', 'config'],
+  args: ['tenant', 'id', 'op', 'configId', 'config', 'max'],
   decode: ([code, current]): PushChange => {
     switch (code) {
       case 'ok':
@@ -19,8 +19,8 @@ export const setPush = defineScript({
       case 'callback':
       case 'absent':
         return code;
-      case 'taken':
-        return { taken: String(current) };
+      case 'full':
+        return { full: Number(current) };
       default:
         throw new Error(`unexpected reply to a push config change: ${code}`);
     }

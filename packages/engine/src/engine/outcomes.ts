@@ -76,15 +76,15 @@ export type ForgetOutcome = { kind: 'forgotten' } | NotFound | Conflict;
 export type ListOutcome =
   { kind: 'page'; tasks: TaskHandle[]; nextCursor: string | null } | Invalid;
 
-/** A task's A2A push notification config; `null` when it has none. */
-export type PushConfigOutcome = { kind: 'found'; config: A2APushTarget | null } | NotFound;
+/** A task's A2A push notification configs (none, one or several). */
+export type PushConfigOutcome = { kind: 'found'; configs: A2APushTarget[] } | NotFound;
 
 export type SetPushConfigOutcome =
   | { kind: 'set'; config: A2APushTarget }
   | NotFound
   | Invalid
-  /** The task has another config (`configId`): one per task. */
-  | { kind: 'pushTaken'; configId: string }
+  /** The task has `max` configs already, none of this id. */
+  | { kind: 'pushFull'; max: number }
   /** The task has a longrun webhook (its submit's `callback`), which a push config cannot replace. */
   | { kind: 'hasCallback' };
 

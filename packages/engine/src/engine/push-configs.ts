@@ -1,4 +1,4 @@
-import { isA2APush, isTaskId } from '@longrun/core';
+import { isTaskId, MAX_PUSH_CONFIGS, pushTargetsOf } from '@longrun/core';
 import type { WebhookTargetPolicy } from '../webhook-target.js';
 import {
   notFound,
@@ -9,7 +9,7 @@ import {
 import { pushTarget } from './push-config.js';
 import type { ShardSet } from './shard-set.js';
 
-/** A task's A2A push notification config: read, set, removed (see `TaskEngine.setPushConfig`). */
+/** A task's A2A push notification configs: read, set, removed (see `TaskEngine.setPushConfig`). */
 export class PushConfigs {
   constructor(
     private readonly shards: ShardSet,
@@ -21,8 +21,7 @@ export class PushConfigs {
     if (!isTaskId(id)) return notFound;
     const stored = await this.redis(() => this.shards.of(id).store.callback(id));
     if (!stored || stored.tenant !== tenant) return notFound;
-    const target = stored.callback && isA2APush(stored.callback) ? stored.callback : null;
-    return { kind: 'found', config: target };
+    return { kind: 'found', configs: pushTargetsOf(stored.callback) };
   }
 
   async set(tenant: string, id: string, body: unknown): Promise<SetPushConfigOutcome> {
@@ -30,12 +29,12 @@ export class PushConfigs {
     const target = pushTarget(body, id, this.policy, '');
     if ('kind' in target) return target;
     const done = await this.redis(() =>
-      this.shards.of(id).store.setPush(tenant, id, { set: target }),
+      this.shards.of(id).store.setPush(tenant, id, { set: target, max: MAX_PUSH_CONFIGS }),
     );
     if (done === 'ok') return { kind: 'set', config: target };
     if (done === 'missing' || done === 'absent') return notFound;
     if (done === 'callback') return { kind: 'hasCallback' };
-    return { kind: 'pushTaken', configId: done.taken };
+    return { kind: 'pushFull', max: done.full };
   }
 
   async delete(tenant: string, id: string, configId: string): Promise<DeletePushConfigOutcome> {

@@ -57,6 +57,8 @@ export interface SubmitOptions {
    * parent of the submit's span when an OpenTelemetry SDK is on (decision 65); ignored if not.
    */
   traceparent?: string | undefined;
+  /** The A2A context the task is started in (A2A `contextId`), kept with it. */
+  contextId?: string | undefined;
 }
 
 /** A schedule's tick: its task is made only while the schedule exists (see `TickOutcome`). */
@@ -131,6 +133,7 @@ export class Submitter {
     const record = read.newRecord(tenant, request, definition);
     if (opts.scheduleId) record.scheduleId = opts.scheduleId;
     if (opts.replayOf) record.replayOf = opts.replayOf;
+    if (opts.contextId) record.contextId = opts.contextId;
     if (push) record.callback = { ...push, id: push.id || record.id };
     if (span) {
       const queue = this.deps.jobs.queueFor(definition.name).name;

@@ -274,8 +274,9 @@ export class TaskEngine {
   /**
    * Gives the task an A2A push notification config (`a2aPushConfigSchema`; its id defaults to the
    * task's): each status change from now on is POSTed there as the A2A task, by the same outbox
-   * and delivery workers as a `callback`. A task keeps one: a config of the same id replaces it,
-   * another is `pushTaken`, and a task with a longrun `callback` is `hasCallback`. The URL is
+   * and delivery workers as a `callback`. A task keeps up to `MAX_PUSH_CONFIGS`: a config of the
+   * same id replaces it, another is added (`pushFull` past the cap), and a task with a longrun
+   * `callback` is `hasCallback`. The URL is
    * checked as a `callback` URL is. A finished task takes one too (nothing more is sent).
    */
   setPushConfig(tenant: string, id: string, body: unknown): Promise<SetPushConfigOutcome> {

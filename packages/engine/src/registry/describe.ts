@@ -25,6 +25,8 @@ export interface JobTypeDescriptor {
   rateLimit?: { max: number; durationMs: number } | undefined;
   /** The input's JSON Schema (draft 2020-12), generated from the type's zod schema. */
   inputSchema: Record<string, unknown>;
+  /** The input field a text-only A2A message fills (`JobTypeDefinition.textInput`), if any. */
+  textInput?: string | undefined;
 }
 
 /** Default backoff base between attempts, as `TaskQueue` applies it. */
@@ -54,6 +56,7 @@ export function describeJobType(definition: JobTypeDefinition): JobTypeDescripto
         }
       : {}),
     inputSchema,
+    ...(definition.textInput ? { textInput: definition.textInput } : {}),
   };
   return versioned(body);
 }

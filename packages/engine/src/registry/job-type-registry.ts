@@ -190,6 +190,7 @@ function parseVersion(
         ? { rateLimit: { max: v.rateLimit.max, durationMs: v.rateLimit.durationMs } }
         : {}),
       inputSchema: v.inputSchema,
+      ...(typeof v.textInput === 'string' && v.textInput ? { textInput: v.textInput } : {}),
       registeredAt: v.registeredAt,
       lastSeenAt: lastSeenAt ?? v.registeredAt,
       workers,
