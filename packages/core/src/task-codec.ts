@@ -169,7 +169,8 @@ const AT = Object.fromEntries(HANDLE_FIELDS.map((f, i) => [f, i])) as Record<
  * when the record is gone.
  */
 export function decodeHandle(id: string, values: readonly (string | null)[]): HandleFields | null {
-  const at = (field: (typeof HANDLE_FIELDS)[number]): string | null | undefined => values[AT[field]];
+  const at = (field: (typeof HANDLE_FIELDS)[number]): string | null | undefined =>
+    values[AT[field]];
   const [tenant, status] = [at(FIELD.tenant), at(FIELD.status)];
   const [type, msg, created, updated, ttl] = [
     at(FIELD.type),
