@@ -21,6 +21,7 @@ import { addJobTypeRoutes } from './routes/job-types.js';
 import { addJobRoutes } from './routes/jobs.js';
 import { problemsRouter } from './routes/problems.js';
 import { addScheduleRoutes } from './routes/schedules.js';
+import { addWaitpointRoutes } from './routes/waitpoints.js';
 import { mountMcp } from './mcp/index.js';
 
 export interface AppDeps {
@@ -90,6 +91,7 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   addJobRoutes(app, deps.engine, before, deps.logger, streams);
   addJobTypeRoutes(app, deps.engine, before);
   addScheduleRoutes(app, deps.engine, before);
+  addWaitpointRoutes(app, deps.engine, before);
   // The MCP door: the same engine and keys, 2025-11-25 (SDK) and Tasks V2 on one endpoint.
   mountMcp(app, {
     engine: deps.engine,

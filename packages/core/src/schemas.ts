@@ -134,6 +134,14 @@ export const taskHandleSchema = z.object({
   inputRequest: inputRequestSchema.optional(),
   /** The schedule whose tick made the task (`POST /v1/schedules`); absent when submitted directly. */
   scheduleId: z.string().optional(),
+  /** The task whose handler made this one (`ctx.runTask`, issue 29). */
+  parentTaskId: z.string().optional(),
+  /** The child tasks this task's handler made, in order. */
+  childTaskIds: z.array(z.string()).optional(),
+  /** A durable task's recorded steps (`ctx.step`, sleeps, children, waitpoints), in order. */
+  steps: z
+    .array(z.object({ name: z.string(), status: z.literal('completed'), endedAt: z.iso.datetime() }))
+    .optional(),
 });
 export type TaskHandle = z.infer<typeof taskHandleSchema>;
 

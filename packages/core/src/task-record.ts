@@ -38,6 +38,20 @@ export interface TaskRecord {
   repairs?: number;
   /** The schedule whose tick made this task (`POST /v1/schedules`); unset: submitted directly. */
   scheduleId?: string;
+  /** The task whose handler made this one (`ctx.runTask`); unset: submitted directly. */
+  parentTaskId?: string;
+  /** The child tasks this task's handler made, in order. */
+  childTaskIds?: string[];
+  /** The durable steps recorded so far (`ctx.step`, sleeps, children, waitpoints), in order. */
+  steps?: StepSummary[];
+}
+
+/** One entry of a durable task's `steps` summary. */
+export interface StepSummary {
+  name: string;
+  status: 'completed';
+  /** When it was recorded (ms since the epoch); a sleep's: when it ends. */
+  endedAt: number;
 }
 
 /**
@@ -59,6 +73,9 @@ export type HandleFields = Pick<
   | 'error'
   | 'inputRequest'
   | 'scheduleId'
+  | 'parentTaskId'
+  | 'childTaskIds'
+  | 'steps'
 >;
 
 /** One entry of a task's event stream: the state right after a change. */
@@ -118,5 +135,14 @@ export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHand
     handle.inputRequest = record.inputRequest;
   }
   if (record.scheduleId) handle.scheduleId = record.scheduleId;
+  if (record.parentTaskId) handle.parentTaskId = record.parentTaskId;
+  if (record.childTaskIds?.length) handle.childTaskIds = record.childTaskIds;
+  if (record.steps?.length) {
+    handle.steps = record.steps.map((s) => ({
+      name: s.name,
+      status: s.status,
+      endedAt: new Date(s.endedAt).toISOString(),
+    }));
+  }
   return handle;
 }

@@ -80,3 +80,6 @@ export {
   type DeliveryOutcome,
   type WebhookDispatcherOptions,
 } from './webhooks.js';
+// Durable tasks (issue 29).
+export type { DurableTasks, CompleteWaitpointOutcome } from './engine/durable.js';
+export type { DurableHost } from './worker/durable-host.js';

@@ -53,6 +53,7 @@ export function jobData(record: JobRecord, opts: EnqueueOptions): TaskJobData {
       ? {}
       : { input: record.input, expiresAt: record.createdAt + record.ttlMs }),
     ...(record.timeoutMs ? { timeoutMs: record.timeoutMs } : {}),
+    ...(record.parentTaskId ? { parent: record.parentTaskId } : {}),
   };
 }
 
@@ -84,6 +85,8 @@ export type JobRecord = Pick<TaskRecord, 'id' | 'tenant' | 'createdAt' | 'ttlMs'
   /** Without it the job makes its run read the record. */
   input?: TaskRecord['input'] | undefined;
   priority?: number | undefined;
+  /** A child task's parent (issue 29): its worker tells the parent when the child ends. */
+  parentTaskId?: string | undefined;
   runAt?: number | undefined;
   timeoutMs?: number | undefined;
 };

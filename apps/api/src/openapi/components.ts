@@ -20,6 +20,10 @@ import { apiIndexSchema } from '../routes/index.operations.js';
 import { jobTypeListSchema } from '../routes/job-types.operations.js';
 import { batchSubmitRequestSchema, batchSubmitResultSchema } from '../routes/jobs.operations.js';
 import {
+  completeWaitpointRequestSchema,
+  completeWaitpointResultSchema,
+} from '../routes/waitpoints.operations.js';
+import {
   createJobRequests,
   jobInputSchemas,
   withoutInputDefault,
@@ -47,6 +51,7 @@ export function schemaComponents(
     Callback: callbackSchema,
     InputResponseRequest: inputResponseRequestSchema,
     BatchSubmitRequest: batchSubmitRequestSchema(maxTtlMs),
+    CompleteWaitpointRequest: completeWaitpointRequestSchema,
   });
   return {
     // Requests are described as the client writes them (defaults make fields optional) ...
@@ -63,6 +68,7 @@ export function schemaComponents(
       ScheduleList: scheduleListSchema,
       Problem: problemSchema,
       TaskConflictProblem: taskConflictSchema,
+      CompleteWaitpointResult: completeWaitpointResultSchema,
       WebhookPayload: webhookPayloadSchema,
       Health: healthSchema,
       ApiIndex: apiIndexSchema,

@@ -6,6 +6,7 @@ import { listJobTypes } from './job-types.operations.js';
 import { JOB_OPERATIONS } from './jobs.operations.js';
 import { getProblemType, listProblemTypes } from './problems.operations.js';
 import { SCHEDULE_OPERATIONS } from './schedules.operations.js';
+import { WAITPOINT_OPERATIONS } from './waitpoints.operations.js';
 
 /**
  * Every operation of the HTTP API the OpenAPI document describes, in the document's order. A
@@ -17,6 +18,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...SCHEDULE_OPERATIONS,
   listJobTypes,
   ...JOB_OPERATIONS,
+  ...WAITPOINT_OPERATIONS,
   index,
   health,
   ready,

@@ -48,6 +48,8 @@ export interface SubmitOptions {
    * on a shard with what the other shards leave of the whole; 0 = no cap).
    */
   caps?: { maxOpenTasks: number; maxBytes: number } | undefined;
+  /** The task whose handler makes this one (`ctx.runTask`, issue 29): kept in the record. */
+  parentTaskId?: string | undefined;
 }
 
 /** A schedule's tick: its task is made only while the schedule exists (see `TickOutcome`). */
@@ -107,6 +109,7 @@ export class Submitter {
     if (timing) return timing;
     const record = read.newRecord(tenant, request, definition);
     if (opts.scheduleId) record.scheduleId = opts.scheduleId;
+    if (opts.parentTaskId) record.parentTaskId = opts.parentTaskId;
     if (push) record.callback = { ...push, id: push.id || record.id };
     const idempotency = opts.idempotencyKey
       ? read.claim(tenant, record.id, opts.idempotencyKey, request, push)

@@ -8,6 +8,8 @@ export interface TaskJobData {
   expiresAt?: number;
   /** The submit's own run timeout (ms), if it gave one. */
   timeoutMs?: number;
+  /** A child task's parent (issue 29). */
+  parent?: string;
 }
 
 /** What a run needs of its task. */
@@ -22,11 +24,24 @@ export interface RunTask {
   expiresAt: number;
   /** The submit's own run timeout (ms), if it gave one; else the job type's applies. */
   timeoutMs?: number | undefined;
+  /** The parent task to tell when this one ends (issue 29). */
+  parentTaskId?: string | undefined;
+  /** Durable step results as read with the task (JSON by name); a first run has none. */
+  steps: Map<string, string>;
+  /** The task's tenant (a first run: the job's). */
+  tenant?: string | undefined;
 }
 
 /** How one run of a job ended, for metrics and logs. */
 export type RunOutcome =
-  'completed' | 'failed' | 'retrying' | 'cancelled' | 'input_required' | 'skipped';
+  | 'completed'
+  | 'failed'
+  | 'retrying'
+  | 'cancelled'
+  | 'input_required'
+  | 'skipped'
+  /** Parked by a durable wait (a sleep, children, a waitpoint): issue 29. */
+  | 'waiting';
 
 export interface TaskWorkerLogger {
   /** pino's: lets a run skip building log lines nobody will see. */

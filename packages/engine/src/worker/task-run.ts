@@ -1,15 +1,22 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { isTerminal, type JobCatalog } from '@longrun/core';
+import { DurableTaskError, isTerminal, type JobCatalog } from '@longrun/core';
+import type { DurableStore } from '../durable-store.js';
+import { FATAL_DURABLE_CODES, type DurableRun } from './durable-context.js';
+import type { DurableHost } from './durable-host.js';
 import type { CompletionBatch } from '../completion-batch.js';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
 import type { FaultHooks } from '../fault-hooks.js';
-import { createJobContext, type ContextRun } from './job-context.js';
+import { createJobContext } from './job-context.js';
 import type { RunOutcome, RunTask } from './job-data.js';
-import { InputParked, RunControl, RunTimedOut } from './run-control.js';
+import { InputParked, RunControl, RunParked, RunTimedOut } from './run-control.js';
 
 /** What every run of a worker shares. */
 export interface RunDeps {
   store: TaskStore;
+  /** Durable steps' writes (issue 29). */
+  durable: DurableStore;
+  /** Child tasks (issue 29); none: `ctx.runTask(s)` fails the task. */
+  host?: DurableHost | undefined;
   completions: CompletionBatch;
   catalog: JobCatalog;
   /** See `TaskWorkerOptions.runningMarkMs`. */
@@ -35,7 +42,7 @@ export interface RunEnd {
  * One run of a task's handler: checks its input, runs it with a context, and records how it
  * ended as a lifecycle event (guarded, so a cancelled task never becomes completed).
  */
-export class TaskRun implements ContextRun {
+export class TaskRun implements DurableRun {
   readonly control = new RunControl();
   private mark: NodeJS.Timeout | undefined;
 
@@ -50,6 +57,18 @@ export class TaskRun implements ContextRun {
 
   get store(): TaskStore {
     return this.deps.store;
+  }
+
+  get durable(): DurableStore {
+    return this.deps.durable;
+  }
+
+  get host(): DurableHost | undefined {
+    return this.deps.host;
+  }
+
+  get maxResultBytes(): number {
+    return this.deps.maxResultBytes;
   }
 
   get faults(): FaultHooks | undefined {
@@ -190,6 +209,7 @@ export class TaskRun implements ContextRun {
   private async threw(error: unknown): Promise<RunEnd> {
     if (error instanceof InputParked)
       return { outcome: 'input_required', thrown: new DelayedError() };
+    if (error instanceof RunParked) return { outcome: 'waiting', thrown: new DelayedError() };
     // What stopped the run first decides, not what the handler threw: a handler that rejects on
     // its signal after a timeout timed out; a cancelled run that then passes its timeout was
     // cancelled.
@@ -199,7 +219,10 @@ export class TaskRun implements ContextRun {
     const timedOut = error instanceof RunTimedOut;
     const attempts = this.job.opts.attempts ?? 1;
     const attempt = this.job.attemptsMade + 1;
-    const willRetry = !(error instanceof UnrecoverableError) && attempt < attempts;
+    // A durable call's own error (issue 29) names its code; some fail the task at once.
+    const durableCode = error instanceof DurableTaskError ? error.code : undefined;
+    const fatal = durableCode !== undefined && FATAL_DURABLE_CODES.has(durableCode);
+    const willRetry = !(error instanceof UnrecoverableError) && !fatal && attempt < attempts;
     const message = error instanceof Error ? error.message : String(error);
     if (willRetry) {
       const outcome = await this.store.transition(this.task.id, 'retry', {
@@ -208,7 +231,7 @@ export class TaskRun implements ContextRun {
       this.stopIfGone(outcome);
       return { outcome: 'retrying', thrown: error instanceof Error ? error : new Error(message) };
     }
-    await this.fail(message, timedOut ? 'timeout' : undefined);
+    await this.fail(message, timedOut ? 'timeout' : durableCode);
     return { outcome: 'failed', thrown: new UnrecoverableError(message) };
   }
 

@@ -3,7 +3,9 @@ import type { Redis } from 'ioredis';
 import type { JobCatalog } from '@longrun/core';
 import { CompletionBatch } from '../completion-batch.js';
 import { QUEUE_NAME, queueNameFor, taskKeys } from '../keys.js';
+import { DurableStore } from '../durable-store.js';
 import { TaskStore } from '../task-store.js';
+import type { DurableHost } from './durable-host.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
 import { GiveBack } from './give-back.js';
@@ -54,6 +56,8 @@ export interface TaskWorkerOptions {
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap (2 MiB). */
   maxResultBytes?: number | undefined;
+  /** Child tasks of durable handlers (issue 29): made and read through the engine. */
+  durableHost?: DurableHost | undefined;
   /** Test seam: `afterPark` runs between parking a job and recording it (default: none). */
   faults?: FaultHooks | undefined;
 }
@@ -91,6 +95,8 @@ export class TaskWorker {
     this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs, opts.channelPrefix);
     this.deps = {
       store: this.store,
+      durable: new DurableStore(opts.connection, this.store.keys),
+      host: opts.durableHost,
       // Completions of jobs that finish in the same turn go to Redis together.
       completions: new CompletionBatch(this.store),
       catalog: opts.catalog,
@@ -212,11 +218,16 @@ export class TaskWorker {
     } finally {
       untrack();
     }
-    if (typeof end.outcome === 'string') this.ended(job, task.type, end.outcome, started);
-    else {
+    if (typeof end.outcome === 'string') {
+      this.ended(job, task.type, end.outcome, started);
+      if (end.outcome === 'failed') this.tellParent(task);
+    } else {
       // A completion: its answer (completed, or refused) comes after the processor returned.
       end.outcome.then(
-        (outcome) => this.ended(job, task.type, outcome, started),
+        (outcome) => {
+          this.ended(job, task.type, outcome, started);
+          if (outcome === 'completed') this.tellParent(task);
+        },
         (err: unknown) => {
           this.opts.logger.error({ err, taskId }, 'could not record the completion');
           this.ended(job, task.type, 'failed', started);
@@ -227,6 +238,16 @@ export class TaskWorker {
       this.ownErrors.add(end.thrown);
       throw end.thrown;
     }
+  }
+
+  /** A child task ended here: its parent counts it, and wakes when it was the last (issue 29). */
+  private tellParent(task: RunTask): void {
+    const parent = task.parentTaskId;
+    const host = this.opts.durableHost;
+    if (!parent || !host) return;
+    host.childEnded(parent, task.id).catch((err: unknown) =>
+      this.opts.logger.warn({ err, taskId: task.id, parent }, 'could not tell the parent task'),
+    );
   }
 
   /**
@@ -263,6 +284,9 @@ export class TaskWorker {
             inputsRead: false,
             expiresAt,
             timeoutMs: data.timeoutMs,
+            parentTaskId: data.parent,
+            tenant: data.tenant,
+            steps: new Map(),
           }
         : null;
     }
@@ -276,6 +300,9 @@ export class TaskWorker {
         inputsRead: true,
         expiresAt: record.createdAt + record.ttlMs,
         timeoutMs: record.timeoutMs,
+        parentTaskId: record.parentTaskId,
+        tenant: record.tenant,
+        steps: record.stepResults,
       }
     );
   }
