@@ -58,13 +58,18 @@ export function durableCalls(run: DurableRun): DurableCalls {
   }
 
   /** The step's stored result, or `fn`'s, recorded once (one round trip). */
-  async function step<T>(name: string, fn: () => Promise<T> | T, write: Partial<StepWrite> = {}) {
+  async function step<T>(
+    name: string,
+    fn: () => Promise<T> | T,
+    write: Partial<StepWrite> | ((value: T) => Partial<StepWrite>) = {},
+  ) {
     const stored = run.task.steps.get(name);
     if (stored !== undefined) return JSON.parse(stored) as T;
     const value = await fn();
     if (run.control.aborted) throw run.control.stoppedBy;
     const json = encode(name, value, run.maxResultBytes);
-    const outcome = await run.durable.recordStep(id, { ...write, name, value: json });
+    const extra = typeof write === 'function' ? write(value) : write;
+    const outcome = await run.durable.recordStep(id, { ...extra, name, value: json });
     if (outcome.kind === 'missing' || outcome.kind === 'refused') {
       run.stopIfGone(outcome.kind === 'missing' ? { ok: false, reason: 'missing' } : { ok: false, reason: 'refused', current: outcome.current });
       throw run.control.stoppedBy ?? new Error(`task is ${outcome.kind === 'refused' ? outcome.current : 'gone'}`);
@@ -115,9 +120,14 @@ export function durableCalls(run: DurableRun): DurableCalls {
       const name = `$children:${++counts.children}`;
       const replayed = run.task.steps.has(name);
       const tenant = run.task.tenant ?? '';
-      const ids = await step(name, () => host.createChildren(tenant, id, tasks, name), {
-        message: `started ${tasks.length} child task${tasks.length === 1 ? '' : 's'}`,
-      });
+      const ids = await step(
+        name,
+        () => host.createChildren(tenant, id, tasks, name),
+        (made) => ({
+          message: `started ${made.length} child task${made.length === 1 ? '' : 's'}`,
+          children: made,
+        }),
+      );
       let check = await run.durable.recordStep(id, { name: '', value: '', wait: 'children' });
       if (!(check.kind === 'ok' && check.ready) && replayed) {
         // Woken by the re-check: count children whose end was not (a crash after it).
