@@ -1,12 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { httpClient, waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
-import {
-  KEY_B,
-  startInProcessApi,
-  startWorker,
-  type InProcessApi,
-} from './helpers/service.js';
+import { KEY_B, startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
 
 // Durable tasks (issue 29) end to end: the real API in this process, real worker processes
 // running the stock `durable` job type (apps/worker/src/jobs/durable.ts), the real Redis.
@@ -93,7 +88,8 @@ describe('durable tasks: steps', () => {
     // Another worker takes it over once the lock expires: step 2 (never finished) runs again.
     const second = await worker(a.prefix, FAST_STALL);
     await waitFor(
-      async () => ((await messages(a, id)).filter((m) => m === 's2 running').length >= 2 ? true : undefined),
+      async () =>
+        (await messages(a, id)).filter((m) => m === 's2 running').length >= 2 ? true : undefined,
       { timeoutMs: 20_000, intervalMs: 100, what: 'step 2 to run again' },
     );
     await second.kill();
@@ -255,15 +251,22 @@ describe('durable tasks: children', () => {
       await worker(a.prefix, env);
       await worker(a.prefix, env);
       const parents: string[] = [];
-      for (let i = 0; i < 50; i++) parents.push(await submit(a, { type: 'durable', input: { children: 10 } }));
+      for (let i = 0; i < 50; i++)
+        parents.push(await submit(a, { type: 'durable', input: { children: 10 } }));
       for (const id of parents) {
         const done = await until(a, id, terminal, 'terminal', 90_000);
         expect(done.status, JSON.stringify(done)).toBe('completed');
         expect(done.childTaskIds, JSON.stringify(done)).toHaveLength(10);
         expect(done.result.children).toHaveLength(10);
-        done.result.children.forEach((c: { taskId: string; status: string; result: unknown }, i: number) => {
-          expect(c).toEqual({ taskId: done.childTaskIds[i], status: 'completed', result: { child: i } });
-        });
+        done.result.children.forEach(
+          (c: { taskId: string; status: string; result: unknown }, i: number) => {
+            expect(c).toEqual({
+              taskId: done.childTaskIds[i],
+              status: 'completed',
+              result: { child: i },
+            });
+          },
+        );
       }
       const child = await handle(a, (await handle(a, parents[0]!)).childTaskIds[0]);
       expect(child.parentTaskId).toBe(parents[0]);
@@ -306,13 +309,21 @@ describe('durable tasks: children', () => {
       input: { children: 1, childSleepMs: 60_000, failOnChildFailure: true },
     });
     for (const id of [soft, hard]) {
-      const h = await until(a, id, (x) => x.childTaskIds?.length === 1 && x.statusMessage.startsWith('waiting'), 'a child');
+      const h = await until(
+        a,
+        id,
+        (x) => x.childTaskIds?.length === 1 && x.statusMessage.startsWith('waiting'),
+        'a child',
+      );
       const res = await a.http('POST', `/v1/jobs/${h.childTaskIds[0]}/cancel`);
       expect(res.status, res.text).toBe(200);
     }
     const softDone = await until(a, soft, terminal, 'terminal');
     expect(softDone.status).toBe('completed');
-    expect(softDone.result.children[0]).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
+    expect(softDone.result.children[0]).toMatchObject({
+      status: 'cancelled',
+      error: { code: 'cancelled' },
+    });
     const hardDone = await until(a, hard, terminal, 'terminal');
     expect(hardDone.status).toBe('failed');
     expect(hardDone.error.code).toBe('child-failed');

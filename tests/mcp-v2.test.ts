@@ -67,7 +67,14 @@ describe('discovery and tools', () => {
       capabilities: { extensions: { [TASKS_EXTENSION_ID_V2]: {} } },
     });
     const tools = (await p.send('tools/list', {})).body.result as { tools: { name: string }[] };
-    expect(tools.tools.map((t) => t.name)).toEqual(['approval', 'echo', 'fail', 'flaky', 'sleep']);
+    expect(tools.tools.map((t) => t.name)).toEqual([
+      'approval',
+      'durable',
+      'echo',
+      'fail',
+      'flaky',
+      'sleep',
+    ]);
     const get = await fetch(`${stack.apis[0]!.url}/mcp`, {
       headers: { authorization: `Bearer ${KEY_A}`, 'mcp-protocol-version': '2026-07-28' },
     });

@@ -34,7 +34,11 @@ export interface JobContext {
    * Makes a child task of the same tenant and waits, without a slot, until it is terminal.
    * Its failure is an outcome, not an exception, unless `failOnChildFailure`.
    */
-  runTask(type: string, input: Record<string, unknown>, opts?: RunTaskOptions): Promise<ChildOutcome>;
+  runTask(
+    type: string,
+    input: Record<string, unknown>,
+    opts?: RunTaskOptions,
+  ): Promise<ChildOutcome>;
   /** Makes several child tasks and waits until all are terminal; outcomes in order. */
   runTasks(
     tasks: readonly { type: string; input: Record<string, unknown> }[],

@@ -140,7 +140,9 @@ export const taskHandleSchema = z.object({
   childTaskIds: z.array(z.string()).optional(),
   /** A durable task's recorded steps (`ctx.step`, sleeps, children, waitpoints), in order. */
   steps: z
-    .array(z.object({ name: z.string(), status: z.literal('completed'), endedAt: z.iso.datetime() }))
+    .array(
+      z.object({ name: z.string(), status: z.literal('completed'), endedAt: z.iso.datetime() }),
+    )
     .optional(),
 });
 export type TaskHandle = z.infer<typeof taskHandleSchema>;

@@ -77,7 +77,11 @@ export function waitpointProblem(
   if (outcome.kind === 'notFound') return taskNotFound();
   if (outcome.kind === 'invalid') return invalidProblem(outcome);
   if (outcome.kind === 'taskFinished') {
-    return conflictProblem({ kind: 'conflict', reason: 'terminal', status: outcome.status }, 'sent data', 1);
+    return conflictProblem(
+      { kind: 'conflict', reason: 'terminal', status: outcome.status },
+      'sent data',
+      1,
+    );
   }
   return new Problem({
     status: 409,

@@ -35,7 +35,7 @@ export const completeWaitpoint: Operation = {
   responses: {
     '200': jsonResponse('Completed; the task resumes.', 'CompleteWaitpointResult'),
     ...BAD_REQUEST,
-    '404': problem('No such waitpoint for your key (another tenant\'s looks the same).'),
+    '404': problem("No such waitpoint for your key (another tenant's looks the same)."),
     '409': problem('The waitpoint was completed before, or its task has finished.'),
     ...COMMON,
     ...BODY,

@@ -22,7 +22,11 @@ export const durableJob = defineJobType({
       failOnChildFailure: z.boolean().optional(),
       waitpointTimeoutMs: z.int().min(1).max(86_400_000).optional(),
       repeatStep: z.boolean().optional(),
-      bigStepBytes: z.int().min(0).max(64 * 1024 * 1024).optional(),
+      bigStepBytes: z
+        .int()
+        .min(0)
+        .max(64 * 1024 * 1024)
+        .optional(),
     })
     .describe(
       'A durable task: steps that run once, a sleep, a question, child tasks and a waitpoint, each as its input asks.',
@@ -41,7 +45,8 @@ export const durableJob = defineJobType({
       );
     }
     if (input.repeatStep) await ctx.step('s1', () => 'again');
-    if (input.bigStepBytes !== undefined) await ctx.step('big', () => 'x'.repeat(input.bigStepBytes!));
+    if (input.bigStepBytes !== undefined)
+      await ctx.step('big', () => 'x'.repeat(input.bigStepBytes!));
     if (input.sleepMs !== undefined) await ctx.sleep(input.sleepMs);
     const answer = input.ask
       ? await ctx.requestInput({ message: 'go on?', schema: z.object({ go: z.boolean() }) })

@@ -132,6 +132,7 @@ function outcomeOf(view: HandleFields): ChildOutcome {
 }
 
 function describe(outcome: TickOutcome): string {
-  if (outcome.kind === 'invalid') return outcome.errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+  if (outcome.kind === 'invalid')
+    return outcome.errors.map((e) => `${e.path}: ${e.message}`).join('; ');
   return outcome.kind;
 }

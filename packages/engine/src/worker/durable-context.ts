@@ -1,4 +1,9 @@
-import { DurableTaskError, type ChildOutcome, type JobContext, type Waitpoint } from '@longrun/core';
+import {
+  DurableTaskError,
+  type ChildOutcome,
+  type JobContext,
+  type Waitpoint,
+} from '@longrun/core';
 import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { ContextRun } from './job-context.js';
@@ -71,8 +76,15 @@ export function durableCalls(run: DurableRun): DurableCalls {
     const extra = typeof write === 'function' ? write(value) : write;
     const outcome = await run.durable.recordStep(id, { ...extra, name, value: json });
     if (outcome.kind === 'missing' || outcome.kind === 'refused') {
-      run.stopIfGone(outcome.kind === 'missing' ? { ok: false, reason: 'missing' } : { ok: false, reason: 'refused', current: outcome.current });
-      throw run.control.stoppedBy ?? new Error(`task is ${outcome.kind === 'refused' ? outcome.current : 'gone'}`);
+      run.stopIfGone(
+        outcome.kind === 'missing'
+          ? { ok: false, reason: 'missing' }
+          : { ok: false, reason: 'refused', current: outcome.current },
+      );
+      throw (
+        run.control.stoppedBy ??
+        new Error(`task is ${outcome.kind === 'refused' ? outcome.current : 'gone'}`)
+      );
     }
     const kept = outcome.kind === 'exists' ? outcome.value : json;
     run.task.steps.set(name, kept);
@@ -143,7 +155,11 @@ export function durableCalls(run: DurableRun): DurableCalls {
       await run.durable.recordStep(id, { name: '', value: '', wait: '' });
       const outcomes = (await host.childOutcomes(ids)).map(
         (o, i): ChildOutcome =>
-          o ?? { taskId: ids[i]!, status: 'failed', error: { message: 'The child task is gone', code: 'child-gone' } },
+          o ?? {
+            taskId: ids[i]!,
+            status: 'failed',
+            error: { message: 'The child task is gone', code: 'child-gone' },
+          },
       );
       const failed = outcomes.find((o) => o.status !== 'completed');
       if (failed && opts.failOnChildFailure) {

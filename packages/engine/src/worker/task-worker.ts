@@ -245,9 +245,11 @@ export class TaskWorker {
     const parent = task.parentTaskId;
     const host = this.opts.durableHost;
     if (!parent || !host) return;
-    host.childEnded(parent, task.id).catch((err: unknown) =>
-      this.opts.logger.warn({ err, taskId: task.id, parent }, 'could not tell the parent task'),
-    );
+    host
+      .childEnded(parent, task.id)
+      .catch((err: unknown) =>
+        this.opts.logger.warn({ err, taskId: task.id, parent }, 'could not tell the parent task'),
+      );
   }
 
   /**
