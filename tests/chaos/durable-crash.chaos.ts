@@ -71,7 +71,7 @@ describe('durable tasks under worker crashes', () => {
         const input = {
           steps: STEPS,
           holdStep: (i % STEPS) + 1,
-          holdMs: 200 + ((i * 37) % 400),
+          holdMs: 400 + ((i * 37) % 800),
           ...(i % 4 === 0 ? { sleepMs: 300 } : {}),
         };
         const res = await rawRequest(api.url, {

@@ -22,6 +22,8 @@ export const durableJob = defineJobType({
       failOnChildFailure: z.boolean().optional(),
       waitpointTimeoutMs: z.int().min(1).max(86_400_000).optional(),
       repeatStep: z.boolean().optional(),
+      /** Steps report nothing as they start (benchmarks count only the steps' own writes). */
+      quiet: z.boolean().optional(),
       bigStepBytes: z
         .int()
         .min(0)
@@ -36,7 +38,7 @@ export const durableJob = defineJobType({
     for (let i = 1; i <= input.steps; i++) {
       results.push(
         await ctx.step(`s${i}`, async () => {
-          await ctx.progress(i, `s${i} running`);
+          if (!input.quiet) await ctx.progress(i, `s${i} running`);
           if (input.holdStep === i && input.holdMs > 0) {
             await sleep(input.holdMs, undefined, { signal: ctx.signal });
           }
