@@ -20,6 +20,7 @@ export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
   'step-result-not-json',
   'children-unavailable',
   'durable-calls-overlap',
+  'sleep-past-expiry',
 ]);
 
 export interface DurableRun extends ContextRun {
@@ -110,9 +111,18 @@ export function durableCalls(run: DurableRun): DurableCalls {
   async function sleepUntil(date: Date | number): Promise<void> {
     const wanted = typeof date === 'number' ? date : date.getTime();
     if (!Number.isFinite(wanted)) throw new TypeError('sleepUntil needs a valid date');
+
     await exclusive(async () => {
       const name = `$sleep:${++counts.sleep}`;
-      const { until } = await step(name, () => ({ until: wanted }), {
+      // Checked when first recorded only: a replay's `wanted` is from its own clock.
+      const first = () => {
+        if (wanted < run.task.expiresAt) return { until: wanted };
+        throw new DurableTaskError(
+          'sleep-past-expiry',
+          `The task expires at ${new Date(run.task.expiresAt).toISOString()}, before the sleep would end: submit it with a longer ttlMs`,
+        );
+      };
+      const { until } = await step(name, first, {
         endedAt: wanted,
         message: `sleeping until ${new Date(wanted).toISOString()}`,
       });
@@ -217,7 +227,8 @@ export function durableCalls(run: DurableRun): DurableCalls {
         if (Date.now() >= wp.expiresAt) {
           throw new DurableTaskError('waitpoint-timeout', `Waitpoint ${wp.id} timed out`);
         }
-        return parkOn(wp.expiresAt, {
+        // Before the task's expiry: a job delayed to it reads as parked for input (reconciler).
+        return parkOn(Math.min(wp.expiresAt, run.task.expiresAt - 1), {
           wait: `wp:${name}`,
           message: `waiting for waitpoint ${wp.id}`,
         });
