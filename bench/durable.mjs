@@ -9,6 +9,7 @@
 // script's own commands included, the benchmark's polls left out) per step.
 // Fan-in: `children` echo tasks submitted in batches of 100, until all completed, against one
 // durable task whose handler makes them with `ctx.runTasks`, until the parent completed.
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { cleanupAll, onCleanup } from './lib/children.mjs';
 import { apiKey } from './lib/config.mjs';
