@@ -57,7 +57,7 @@ local message = ARG.message
 if ARG.wait == 'children' then
   local done = tonumber(cur[9]) or 0
   if done >= total then ready = '1' end
-  if message == '' then
+  if message == '' and ready == '0' then
     message = 'waiting for ' .. math.max(total - done, 0) .. ' of ' .. total .. ' child tasks'
   end
 elseif string.sub(ARG.wait, 1, 3) == 'wp:' then

@@ -69,6 +69,8 @@ describe('record-step', () => {
       kind: 'ok',
       ready: true,
     });
+    // A wait that is over at once says nothing new ("waiting for 0 of 2" would be untrue).
+    expect(await redis.hget(keys.task(id), 'msg')).toBe('waiting for 2 of 2 child tasks');
   });
 
   it("a waitpoint wait is ready when the waitpoint's data is there", async () => {
