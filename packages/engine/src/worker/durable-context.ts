@@ -94,15 +94,28 @@ export function durableCalls(run: DurableRun): DurableCalls {
 
   /** Ends the run: the job waits in BullMQ's delayed set until `until` (or a wake-up). */
   async function park(until: number): Promise<never> {
-    run.stopMark();
-    await run.job.moveToDelayed(Math.max(until, Date.now() + 1), run.token);
+    await moveToDelayed(until);
     throw new RunParked();
+  }
+
+  /**
+   * Moves the job to BullMQ's delayed set. A run that lost its job meanwhile (its lock expired
+   * under load and the stalled check gave the job to another run: "Lock mismatch") ends as
+   * parked all the same, writing nothing: the job is the other run's, and its steps are recorded.
+   */
+  async function moveToDelayed(until: number): Promise<boolean> {
+    run.stopMark();
+    try {
+      await run.job.moveToDelayed(Math.max(until, Date.now() + 1), run.token);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Says what the task waits for, once parked; wakes its own job if that came already. */
   async function parkOn(until: number, write: Pick<StepWrite, 'wait' | 'message'>) {
-    run.stopMark();
-    await run.job.moveToDelayed(Math.max(until, Date.now() + 1), run.token);
+    if (!(await moveToDelayed(until))) throw new RunParked();
     const outcome = await run.durable.recordStep(id, { name: '', value: '', ...write });
     if (outcome.kind === 'ok' && outcome.ready) await run.job.promote().catch(() => undefined);
     throw new RunParked();
