@@ -186,6 +186,19 @@ describe('durable tasks: sleep', () => {
     expect(count(await messages(a, id), 's1 running')).toBe(1);
   });
 
+  it('a sleep that would end after the task expires fails it with sleep-past-expiry', async () => {
+    const a = await api();
+    await worker(a.prefix);
+    const id = await submit(a, {
+      type: 'durable',
+      input: { steps: 1, sleepMs: 120_000 },
+      ttlMs: 60_000,
+    });
+    const done = await until(a, id, terminal, 'terminal');
+    expect(done.status).toBe('failed');
+    expect(done.error.code).toBe('sleep-past-expiry');
+  });
+
   it('cancel works while a task sleeps, and it never runs again', async () => {
     const a = await api();
     await worker(a.prefix);
@@ -240,6 +253,10 @@ describe('durable tasks: waitpoints', () => {
     const done = await until(a, id, terminal, 'terminal');
     expect(done.status).toBe('failed');
     expect(done.error.code).toBe('waitpoint-timeout');
+    // Its task is finished: the waitpoint can no longer be completed.
+    const late = await a.http('POST', `/v1/waitpoints/${id}.1`, { body: { data: 1 } });
+    expect(late.status, late.text).toBe(409);
+    expect(late.body.taskStatus).toBe('failed');
   });
 });
 
