@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createClient } from '@longrun/client';
 import { httpClient, waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
-import { KEY_B, startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+import {
+  KEY_A,
+  KEY_B,
+  startInProcessApi,
+  startWorker,
+  type InProcessApi,
+} from './helpers/service.js';
 
 // Durable tasks (issue 29) end to end: the real API in this process, real worker processes
 // running the stock `durable` job type (apps/worker/src/jobs/durable.ts), the real Redis.
@@ -244,6 +251,27 @@ describe('durable tasks: waitpoints', () => {
     expect(unknown.status).toBe(404);
     const junk = await a.http('POST', '/v1/waitpoints/nope', { body: { data: 1 } });
     expect(junk.status).toBe(404);
+  });
+
+  it('the client SDK completes a waitpoint (completeWaitpoint), and says 409 for a second time', async () => {
+    const a = await api();
+    await worker(a.prefix);
+    const id = await submit(a, { type: 'durable', input: { waitpointTimeoutMs: 60_000 } });
+    await until(
+      a,
+      id,
+      (h) => String(h.statusMessage).startsWith('waiting for waitpoint'),
+      'waiting',
+    );
+    const client = createClient({ baseUrl: a.url, apiKey: KEY_A });
+    expect(await client.completeWaitpoint(`${id}.1`, { via: 'sdk' })).toEqual({
+      waitpointId: `${id}.1`,
+      taskId: id,
+      status: 'completed',
+    });
+    await expect(client.completeWaitpoint(`${id}.1`, 2)).rejects.toMatchObject({ status: 409 });
+    const done = await until(a, id, terminal, 'terminal');
+    expect(done.result.data).toEqual({ via: 'sdk' });
   });
 
   it('times out: the task fails with waitpoint-timeout', async () => {
