@@ -226,6 +226,7 @@ describe('the Agent Card', () => {
     );
     expect(card.skills.map((s: { id: string }) => s.id).sort()).toEqual([
       'approval',
+      'durable',
       'echo',
       'fail',
       'flaky',

@@ -729,7 +729,7 @@ describe('types', () => {
     expectTypeOf<JobInput<typeof jobTypes, 'approval'>>().toEqualTypeOf<{ question: string }>();
     expectTypeOf(typed.submit)
       .parameter(0)
-      .toEqualTypeOf<'sleep' | 'echo' | 'fail' | 'flaky' | 'approval'>();
+      .toEqualTypeOf<'sleep' | 'echo' | 'fail' | 'flaky' | 'approval' | 'durable'>();
     // Never called: tsc checks these lines, vitest only needs them to exist.
     const compileOnly = () => {
       void typed.submit('sleep', { ms: 5 });

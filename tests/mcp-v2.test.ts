@@ -69,6 +69,7 @@ describe('discovery and tools', () => {
     const tools = (await p.send('tools/list', {})).body.result as { tools: { name: string }[] };
     expect(tools.tools.map((t) => t.name)).toEqual([
       'approval',
+      'durable',
       'echo',
       'fail',
       'flaky',

@@ -202,6 +202,7 @@ describe('tools', () => {
     const support = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport]));
     expect(support).toEqual({
       approval: 'required',
+      durable: 'required',
       echo: 'required',
       fail: 'optional',
       flaky: 'optional',
@@ -602,7 +603,9 @@ describe('the README', () => {
     const [snippet] = readmeMcpSnippets();
     const run = await runSnippet(snippet!, stack.apis[0]!.url, KEY_A);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^approval:required echo:required fail:optional flaky:optional /m);
+    expect(run.stdout).toMatch(
+      /^approval:required durable:required echo:required fail:optional flaky:optional /m,
+    );
     expect(run.stdout).toContain('asked: Ship release 42?');
     expect(run.stdout).toMatch(/^\{ approved: true \}$/m);
     expect(run.stdout.trim().split('\n').slice(-3)).toEqual(['working', 'true', 'cancelled']);

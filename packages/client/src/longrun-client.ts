@@ -44,6 +44,15 @@ export interface LongrunClient<C extends JobTypeMap = JobTypeMap> {
   cancel(id: string, options?: RequestOptions): Promise<TaskHandle>;
   /** Answers an `input_required` task; `value` must match `inputRequest.schema`. */
   input(id: string, value: unknown, options?: RequestOptions): Promise<TaskHandle>;
+  /**
+   * Completes a durable task's waitpoint (`ctx.createWaitpoint`, issue 29) with `data`, which the
+   * waiting handler receives; 404 for an unknown one, 409 if completed before or its task ended.
+   */
+  completeWaitpoint(
+    id: string,
+    data: unknown,
+    options?: RequestOptions,
+  ): Promise<{ waitpointId: string; taskId: string; status: 'completed' }>;
   /** Your tasks, newest first, one page at a time. */
   list(options?: ListOptions): Promise<TaskList>;
   /**

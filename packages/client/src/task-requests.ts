@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { taskHandleSchema, taskListSchema, taskResultSchema } from '@longrun/core';
 import { followEvents } from './events.js';
 import { jobTypeListSchema } from './job-types.js';
@@ -7,6 +8,13 @@ import { batchResultSchema, type SubmitOptions } from './options.js';
 import type { Transport } from './transport.js';
 import type { JobTypeMap } from './types.js';
 import { waitForTask } from './wait.js';
+
+/** `POST /v1/waitpoints/{id}`'s answer. */
+const waitpointResultSchema = z.object({
+  waitpointId: z.string(),
+  taskId: z.string(),
+  status: z.literal('completed'),
+});
 
 /** The client's task methods (and the job types submits name), over one transport. */
 export type TaskMethods<C extends JobTypeMap> = Omit<
@@ -100,6 +108,19 @@ export function taskMethods<C extends JobTypeMap>(transport: Transport): TaskMet
         signal: opts.signal,
         retry: false,
         schema: taskHandleSchema,
+      });
+      return reply.data;
+    },
+
+    async completeWaitpoint(id, data, opts = {}) {
+      const reply = await transport.request({
+        method: 'POST',
+        path: `v1/waitpoints/${encodeURIComponent(id)}`,
+        body: { data },
+        signal: opts.signal,
+        // Not retried: a repeat after a lost answer would report 409 for our own completion.
+        retry: false,
+        schema: waitpointResultSchema,
       });
       return reply.data;
     },

@@ -19,6 +19,72 @@ export interface JobContext {
    * this call returns the (validated) answer. Do not catch the error it throws to park the job.
    */
   requestInput<S extends z.ZodType>(request: { message: string; schema: S }): Promise<z.output<S>>;
+  /**
+   * Runs `fn` at most once to completion per task (issue 29): its JSON result is stored with the
+   * task, and every later run of the task (after an answer, a retry, a crash, a wait) gets the
+   * stored result without calling `fn`. Names are unique within a task, and must come in the same
+   * order on every run (deterministic). A step that throws is retried with the task's attempts.
+   */
+  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /** Ends the run and resumes the handler after `ms`, holding no worker slot meanwhile. */
+  sleep(ms: number): Promise<void>;
+  /** As `sleep`, until `date`. */
+  sleepUntil(date: Date | number): Promise<void>;
+  /**
+   * Makes a child task of the same tenant and waits, without a slot, until it is terminal.
+   * Its failure is an outcome, not an exception, unless `failOnChildFailure`.
+   */
+  runTask(
+    type: string,
+    input: Record<string, unknown>,
+    opts?: RunTaskOptions,
+  ): Promise<ChildOutcome>;
+  /** Makes several child tasks and waits until all are terminal; outcomes in order. */
+  runTasks(
+    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    opts?: RunTaskOptions,
+  ): Promise<ChildOutcome[]>;
+  /** A token anyone may complete with `POST /v1/waitpoints/{id}` (the tenant's key). */
+  createWaitpoint(opts?: { timeoutMs?: number }): Promise<Waitpoint>;
+  /**
+   * Waits, without a slot, until the waitpoint is completed, and returns the posted `data`; past
+   * its timeout throws a `DurableTaskError` with `code: "waitpoint-timeout"`.
+   */
+  waitFor(waitpoint: Waitpoint): Promise<unknown>;
+}
+
+/** What `ctx.runTask(s)` may be told. */
+export interface RunTaskOptions {
+  /** Throw (`code: "child-failed"`) when a child fails or is cancelled. Default false. */
+  failOnChildFailure?: boolean;
+}
+
+/** How a child task ended. */
+export interface ChildOutcome {
+  taskId: string;
+  status: 'completed' | 'failed' | 'cancelled';
+  result?: unknown;
+  error?: { message: string; code?: string };
+}
+
+/** A waitpoint token (`ctx.createWaitpoint`). */
+export interface Waitpoint {
+  id: string;
+  /** Where to POST `{data}`, relative to the API (`/v1/waitpoints/<id>`). */
+  url: string;
+  /** When it times out (ms since the epoch). */
+  expiresAt: number;
+}
+
+/** What the durable calls throw: a clear `code` (e.g. `waitpoint-timeout`, `step-name-repeated`). */
+export class DurableTaskError extends Error {
+  override name = 'DurableTaskError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** A job type: its name, the zod schema its input must match, and the code that runs it. */

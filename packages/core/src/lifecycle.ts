@@ -44,6 +44,10 @@ export const LIFECYCLE = {
   expire: { from: OPEN_STATUSES, to: null },
   /** The reconciler found the task's job gone after it ran (failed or removed by BullMQ). */
   jobLost: { from: OPEN_STATUSES, to: 'failed', statusMessage: 'failed' },
+  /** A durable step's result was recorded (`ctx.step`, a sleep, children made, a waitpoint). */
+  step: { from: ['working'], to: null },
+  /** A waitpoint of the task was completed (`POST /v1/waitpoints/{id}`). */
+  waitpoint: { from: OPEN_STATUSES, to: null },
   /** The reconciler found a job that never arrived, and added it again. */
   requeue: { from: ['working'], to: 'working', statusMessage: 'queued' },
 } as const satisfies Record<string, LifecycleEvent>;

@@ -65,6 +65,13 @@ export const PROBLEM_TYPES = {
       'The task is `completed`, `failed` or `cancelled` (`taskStatus` says which), so it can no longer be cancelled or answered.',
     todo: 'Read its outcome with `GET /v1/jobs/{id}/result`. Retrying does not help.',
   },
+  'waitpoint-completed': {
+    title: 'Waitpoint already completed',
+    status: [409],
+    means:
+      'The waitpoint (`POST /v1/waitpoints/{id}`) was completed before: its task received that data, and a waitpoint is completed once.',
+    todo: 'Nothing to do: the first completion counts. Retrying does not help.',
+  },
   'not-terminal': {
     title: 'Task not finished',
     status: [409],

@@ -193,6 +193,16 @@ export const taskHandleSchema = z.object({
     ),
   /** The A2A context an A2A client started the task in (its `contextId`); absent otherwise. */
   contextId: z.string().optional(),
+  /** The task whose handler made this one (`ctx.runTask`, issue 29). */
+  parentTaskId: z.string().optional(),
+  /** The child tasks this task's handler made, in order. */
+  childTaskIds: z.array(z.string()).optional(),
+  /** A durable task's recorded steps (`ctx.step`, sleeps, children, waitpoints), in order. */
+  steps: z
+    .array(
+      z.object({ name: z.string(), status: z.literal('completed'), endedAt: z.iso.datetime() }),
+    )
+    .optional(),
 });
 
 /**

@@ -1,5 +1,5 @@
 import { TASK_STATUSES, type TaskStatus } from './status.js';
-import type { HandleFields, TaskRecord } from './task-record.js';
+import type { HandleFields, StepSummary, TaskRecord } from './task-record.js';
 
 /**
  * The hash field of each record property: the one place the record's Redis layout is written
@@ -36,6 +36,18 @@ export const FIELD = {
   lastRunTrace: 'runTrace',
   /** The A2A context a client started the task in (A2A `contextId`); unset: the task's id. */
   contextId: 'ctx',
+  /** Durable tasks (issue 29): the parent task that made this one with `ctx.runTask(s)`. */
+  parentTaskId: 'parent',
+  /** The ids of the child tasks this task made, in order (JSON array). */
+  childTaskIds: 'children',
+  /** The steps recorded so far, in order: `[{name, status, endedAt}]` (JSON array). */
+  steps: 'steps',
+  /** Bookkeeping: children that reached a terminal status (each counted once, see `cd:<id>`). */
+  childrenDone: 'cdone',
+  /** Bookkeeping: children made so far (the length of `children`). */
+  childrenTotal: 'ctotal',
+  /** Bookkeeping: what a parked durable task waits for ('children', 'wp:<step>', or none). */
+  wait: 'wait',
   /** Bookkeeping, not part of `TaskRecord`: the last event number (SSE ids). */
   seq: 'seq',
   /** The idempotency key naming this task, if any (absent, or '' from older versions, when none). */
@@ -46,6 +58,11 @@ export const FIELD = {
    */
   replayed: 'replayed',
 } as const;
+
+/** The record field holding a durable task's step result: `st:<name>` (issue 29). */
+export function stepField(name: string): string {
+  return `st:${name}`;
+}
 
 /**
  * A task's history is kept in its record (engine decision 57): each event before the newest is a
@@ -90,6 +107,9 @@ const KINDS: Record<keyof TaskRecord, Kind> = {
   traceparent: 'string',
   lastRunTrace: 'string',
   contextId: 'string',
+  parentTaskId: 'string',
+  childTaskIds: 'json',
+  steps: 'json',
 };
 
 /** What a write may carry: any record property; `inputRequest: null` clears it. */
@@ -151,6 +171,9 @@ export const HANDLE_FIELDS = [
   FIELD.replayOf,
   FIELD.traceparent,
   FIELD.contextId,
+  FIELD.parentTaskId,
+  FIELD.childTaskIds,
+  FIELD.steps,
   // Last, so that a summary (SUMMARY_FIELDS) is this list without it.
   FIELD.result,
 ] as const;
@@ -191,6 +214,11 @@ export function decodeHandle(id: string, values: readonly (string | null)[]): Ha
     at(FIELD.traceparent),
     at(FIELD.contextId),
   ];
+  const [parent, children, steps] = [
+    at(FIELD.parentTaskId),
+    at(FIELD.childTaskIds),
+    at(FIELD.steps),
+  ];
   // The result is the last field: absent from a summary's read (SUMMARY_FIELDS).
   const result = at(FIELD.result);
   if (!status || !tenant) return null;
@@ -212,6 +240,9 @@ export function decodeHandle(id: string, values: readonly (string | null)[]): Ha
   if (replayOf) view.replayOf = replayOf;
   if (tp) view.traceparent = tp;
   if (ctx) view.contextId = ctx;
+  if (parent) view.parentTaskId = parent;
+  if (children) view.childTaskIds = parseJson(id, FIELD.childTaskIds, children) as string[];
+  if (steps) view.steps = parseJson(id, FIELD.steps, steps) as StepSummary[];
   if (result !== null && result !== undefined) view.result = parseJson(id, FIELD.result, result);
   return view;
 }

@@ -51,6 +51,20 @@ export interface TaskRecord {
   lastRunTrace?: string;
   /** The A2A context a client started it in (A2A `contextId`); unset: the task's own id. */
   contextId?: string;
+  /** The task whose handler made this one (`ctx.runTask`); unset: submitted directly. */
+  parentTaskId?: string;
+  /** The child tasks this task's handler made, in order. */
+  childTaskIds?: string[];
+  /** The durable steps recorded so far (`ctx.step`, sleeps, children, waitpoints), in order. */
+  steps?: StepSummary[];
+}
+
+/** One entry of a durable task's `steps` summary. */
+export interface StepSummary {
+  name: string;
+  status: 'completed';
+  /** When it was recorded (ms since the epoch); a sleep's: when it ends. */
+  endedAt: number;
 }
 
 /**
@@ -76,6 +90,9 @@ export type HandleFields = Pick<
   | 'replayOf'
   | 'traceparent'
   | 'contextId'
+  | 'parentTaskId'
+  | 'childTaskIds'
+  | 'steps'
 >;
 
 /** One entry of a task's event stream: the state right after a change. */
@@ -140,5 +157,14 @@ export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHand
   // `00-<trace id>-<span id>-<flags>`: the trace id is the 32 hex digits after the version.
   if (record.traceparent) handle.traceId = record.traceparent.slice(3, 35);
   if (record.contextId) handle.contextId = record.contextId;
+  if (record.parentTaskId) handle.parentTaskId = record.parentTaskId;
+  if (record.childTaskIds?.length) handle.childTaskIds = record.childTaskIds;
+  if (record.steps?.length) {
+    handle.steps = record.steps.map((s) => ({
+      name: s.name,
+      status: s.status,
+      endedAt: new Date(s.endedAt).toISOString(),
+    }));
+  }
   return handle;
 }

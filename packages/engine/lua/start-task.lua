@@ -11,7 +11,10 @@
     ITEM.ARGV[1] field
     ITEM.ARGV[2] value
   Output:
-    {'ok', {field, value, …}}   the record as it now is (its fields of core's FIELD, no history)
+    {'ok', {field, value, …}, {name, result, …}}
+                                the record as it now is (its fields of core's FIELD, no history)
+                                and its durable steps' results (issue 29), so a run replays them
+                                without another round trip
     {'missing'}                 no such task
     {'refused', status}         the task is not to be started
 ]]
@@ -38,4 +41,18 @@ for i, field in ipairs(names) do
     record[#record + 1] = values[i]
   end
 end
-return {'ok', record}
+local results = {}
+local steps = redis.call('HGET', KEY.task, F.steps)
+if steps and steps ~= '' and steps ~= '[]' then
+  local fields = {}
+  local list = cjson.decode(steps)
+  for i, step in ipairs(list) do fields[i] = 'st:' .. step.name end
+  local got = redis.call('HMGET', KEY.task, unpack(fields))
+  for i, step in ipairs(list) do
+    if got[i] then
+      results[#results + 1] = step.name
+      results[#results + 1] = got[i]
+    end
+  end
+end
+return {'ok', record, results}

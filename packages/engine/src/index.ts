@@ -93,3 +93,6 @@ export {
 } from './leases/lease-broker.js';
 export type { FinishOutcome, HeartbeatOutcome, LeaseEnded } from './leases/lease-runs.js';
 export { describeJsonJobType, type JsonJobTypeSpec } from './registry/describe.js';
+// Durable tasks (issue 29).
+export type { DurableTasks, CompleteWaitpointOutcome } from './engine/durable.js';
+export type { DurableHost } from './worker/durable-host.js';

@@ -54,6 +54,7 @@ export function jobData(record: JobRecord, opts: EnqueueOptions): TaskJobData {
       : { input: record.input, expiresAt: record.createdAt + record.ttlMs }),
     ...(record.timeoutMs ? { timeoutMs: record.timeoutMs } : {}),
     ...(record.traceparent ? { traceparent: record.traceparent } : {}),
+    ...(record.parentTaskId ? { parent: record.parentTaskId } : {}),
   };
 }
 
@@ -85,6 +86,8 @@ export type JobRecord = Pick<TaskRecord, 'id' | 'tenant' | 'createdAt' | 'ttlMs'
   /** Without it the job makes its run read the record. */
   input?: TaskRecord['input'] | undefined;
   priority?: number | undefined;
+  /** A child task's parent (issue 29): its worker tells the parent when the child ends. */
+  parentTaskId?: string | undefined;
   runAt?: number | undefined;
   timeoutMs?: number | undefined;
   /** The submit's span (OpenTelemetry): the parent of the job's runs. */

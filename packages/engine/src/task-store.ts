@@ -211,14 +211,20 @@ export class TaskStore extends TaskReads {
    * The `start` event for a task a worker took (unless its guard refuses), returning the record
    * as it now is, in one round trip; `null` when there is nothing to run.
    */
-  async start(id: string, fields: EventFields = {}): Promise<TaskRecord | null> {
+  async start(
+    id: string,
+    fields: EventFields = {},
+  ): Promise<(TaskRecord & { stepResults: Map<string, string> }) | null> {
     const encoded = encodeRecord({ ...eventUpdate('start'), ...fields, updatedAt: Date.now() });
     const outcome = await startTask.run(this.redis, {
       keys: { task: this.keys.task(id), outbox: this.keys.outbox },
       args: { channel: this.keys.eventsChannel, id },
       items: pairs(encoded),
     });
-    return outcome.kind === 'ok' ? decodeRecord(id, outcome.hash) : null;
+    if (outcome.kind !== 'ok') return null;
+    const record = decodeRecord(id, outcome.hash);
+    // A durable task's step results come with it (issue 29): its run replays them from memory.
+    return record && Object.assign(record, { stepResults: outcome.steps });
   }
 
   /** Deletes a terminal task, its index entry and its idempotency key. */

@@ -15,6 +15,7 @@ import {
   ShardCount,
   type JobTypeDescriptor,
 } from '@longrun/engine';
+import { ChildTasks } from './child-tasks.js';
 import { Connections } from './connections.js';
 import { WorkerMetrics } from './metrics.js';
 import { checkOptions, type WorkerOptions } from './options.js';
@@ -47,6 +48,8 @@ export class LongrunWorker {
   private readonly heartbeat: RegistryHeartbeat;
   private readonly shardCounts: ShardCount;
   private readonly shardDeps: ShardServiceDeps;
+  /** Durable handlers' child tasks (issue 29). */
+  private readonly children: ChildTasks;
   /** The shards served, by number. */
   private readonly served = new Map<number, ServedShard>();
   /**
@@ -90,7 +93,15 @@ export class LongrunWorker {
     this.shardCounts = new ShardCount(this.connection, prefix);
     this.shardCount = opts.shards ?? 1;
     const connection = this.connection;
+    this.children = new ChildTasks({
+      connection,
+      subscriber,
+      prefix,
+      maxTtlMs: opts.maxTtlMs ?? 7 * 86_400_000,
+      shards: () => this.shardCount,
+    });
     this.shardDeps = {
+      durableHost: this.children,
       opts,
       id: this.id,
       prefix,
@@ -286,6 +297,7 @@ export class LongrunWorker {
 
   private async disconnect(force: boolean): Promise<void> {
     this.server?.close();
+    await this.children.close().catch(() => undefined);
     await this.connections.close(force);
   }
 }

@@ -8,6 +8,7 @@ import {
   TaskWorker,
   WebhookDispatcher,
   WebhookTargetPolicy,
+  type DurableHost,
   type FailureLog,
   type JobTypeDirectory,
   type RunSlots,
@@ -32,6 +33,8 @@ export interface ShardServiceDeps {
   logger: FailureLog;
   /** The job types for the reconciler (unset: no reconciler). */
   directory: JobTypeDirectory | undefined;
+  /** Durable handlers' child tasks (issue 29). */
+  durableHost?: DurableHost | undefined;
 }
 
 /**
@@ -71,6 +74,7 @@ export class ServedShard {
       onQueueWait: metrics.onQueueWait,
       onActiveChange: metrics.onActiveChange,
       faults: opts.faults,
+      durableHost: deps.durableHost,
     });
     const reconcile = opts.reconcile === false ? undefined : (opts.reconcile ?? {});
     this.reconciler =

@@ -1,5 +1,6 @@
 import { Problem, taskNotFound, type TaskStatus } from '@longrun/core';
 import type {
+  CompleteWaitpointOutcome,
   Conflict,
   CreateScheduleOutcome,
   Invalid,
@@ -70,6 +71,27 @@ export function conflictProblem(
 }
 
 /** The problem for a submit that created nothing. */
+/** `POST /v1/waitpoints/{id}`'s refusals (issue 29). */
+export function waitpointProblem(
+  outcome: Exclude<CompleteWaitpointOutcome, { kind: 'completed' }>,
+): Problem {
+  if (outcome.kind === 'notFound') return taskNotFound();
+  if (outcome.kind === 'invalid') return invalidProblem(outcome);
+  if (outcome.kind === 'taskFinished') {
+    return conflictProblem(
+      { kind: 'conflict', reason: 'terminal', status: outcome.status },
+      'sent data',
+      1,
+    );
+  }
+  return new Problem({
+    status: 409,
+    title: 'Waitpoint already completed',
+    detail: 'This waitpoint was completed before; a waitpoint is completed once',
+    code: 'waitpoint-completed',
+  });
+}
+
 export function submitProblem(
   outcome: Exclude<SubmitOutcome, { kind: 'created' | 'replayed' }>,
   retryAfter: number,

@@ -33,6 +33,10 @@ import {
 import { batchSubmitRequestSchema, batchSubmitResultSchema } from '../routes/jobs.operations.js';
 import { replayResultSchema } from '../routes/replay.operations.js';
 import {
+  completeWaitpointRequestSchema,
+  completeWaitpointResultSchema,
+} from '../routes/waitpoints.operations.js';
+import {
   createJobRequests,
   jobInputSchemas,
   withoutInputDefault,
@@ -67,6 +71,7 @@ export function schemaComponents(
     CompleteLeaseRequest: completeRequestSchema,
     FailLeaseRequest: failRequestSchema,
     LeaseInputRequest: inputRequestSchema,
+    CompleteWaitpointRequest: completeWaitpointRequestSchema,
   });
   return {
     // Requests are described as the client writes them (defaults make fields optional) ...
@@ -83,6 +88,7 @@ export function schemaComponents(
       ScheduleList: scheduleListSchema,
       Problem: problemSchema,
       TaskConflictProblem: taskConflictSchema,
+      CompleteWaitpointResult: completeWaitpointResultSchema,
       WebhookPayload: webhookPayloadSchema,
       Health: healthSchema,
       ApiIndex: apiIndexSchema,

@@ -8,6 +8,7 @@ import { getProblemType, listProblemTypes } from './problems.operations.js';
 import { REPLAY_OPERATIONS } from './replay.operations.js';
 import { SCHEDULE_OPERATIONS } from './schedules.operations.js';
 import { WORKER_OPERATIONS } from './worker.operations.js';
+import { WAITPOINT_OPERATIONS } from './waitpoints.operations.js';
 
 /**
  * Every operation of the HTTP API the OpenAPI document describes, in the document's order. A
@@ -21,6 +22,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...JOB_OPERATIONS,
   ...REPLAY_OPERATIONS,
   ...WORKER_OPERATIONS,
+  ...WAITPOINT_OPERATIONS,
   index,
   health,
   ready,

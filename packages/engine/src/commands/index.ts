@@ -21,3 +21,7 @@ export { noteScheduleError } from './note-schedule-error.js';
 export { pushTaskMessage, type PushReply } from './push-task-message.js';
 export { shiftTaskMessage, type ShiftReply } from './shift-task-message.js';
 export { drainTaskMessages, type DrainReply } from './drain-task-messages.js';
+// Durable tasks (issue 29).
+export { recordStep, type StepOutcome } from './record-step.js';
+export { completeWaitpoint, type WaitpointOutcome } from './complete-waitpoint.js';
+export { noteChildDone, type ChildNote } from './note-child-done.js';

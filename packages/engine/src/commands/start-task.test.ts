@@ -39,8 +39,33 @@ describe('start-task', () => {
         seq: '2',
         started: '1',
       },
+      steps: new Map(),
     });
     expect(await redis.hexists(keys.task(id), 'e1')).toBe(1);
+  });
+
+  it("returns a durable task's step results with it, by name (issue 29)", async () => {
+    const id = randomUUID();
+    const steps = JSON.stringify([
+      { name: 'a', status: 'completed', endedAt: 1 },
+      { name: '$sleep:1', status: 'completed', endedAt: 2 },
+    ]);
+    await redis.hset(keys.task(id), {
+      status: 'working',
+      tenant: 't',
+      seq: '1',
+      steps,
+      'st:a': '{"x":1}',
+      'st:$sleep:1': '{"until":2}',
+    });
+    const outcome = await start(id);
+    expect(outcome.kind).toBe('ok');
+    if (outcome.kind !== 'ok') return;
+    expect([...outcome.steps]).toEqual([
+      ['a', '{"x":1}'],
+      ['$sleep:1', '{"until":2}'],
+    ]);
+    expect(outcome.hash).not.toHaveProperty('st:a');
   });
 
   it('refuses a task that is not to be started (refused, current) and answers missing when gone', async () => {

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { shardPrefix } from '../shards.js';
+import { DurableStore } from '../durable-store.js';
 import { TaskIndex } from '../task-index.js';
 import { TaskLog } from '../task-log.js';
 import { TaskMessages } from '../task-messages.js';
@@ -27,6 +28,8 @@ export interface ShardDeps extends Omit<SubmitDeps, 'store' | 'jobs' | 'shard' |
 export class Shard {
   readonly prefix: string;
   readonly store: TaskStore;
+  /** Durable tasks' writes (issue 29). */
+  readonly durable: DurableStore;
   readonly log: TaskLog;
   readonly index: TaskIndex;
   readonly jobs: TaskQueue;
@@ -41,6 +44,7 @@ export class Shard {
     const { connection, prefix } = deps;
     this.prefix = shardPrefix(prefix, number);
     this.store = new TaskStore(connection, this.prefix, deps.maxTtlMs, prefix);
+    this.durable = new DurableStore(connection, this.store.keys);
     this.log = new TaskLog(connection, this.store.keys);
     this.index = new TaskIndex(connection, this.store.keys);
     this.jobs = new TaskQueue({

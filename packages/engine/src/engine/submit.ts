@@ -59,6 +59,8 @@ export interface SubmitOptions {
   traceparent?: string | undefined;
   /** The A2A context the task is started in (A2A `contextId`), kept with it. */
   contextId?: string | undefined;
+  /** The task whose handler makes this one (`ctx.runTask`, issue 29): kept in the record. */
+  parentTaskId?: string | undefined;
 }
 
 /** A schedule's tick: its task is made only while the schedule exists (see `TickOutcome`). */
@@ -134,6 +136,7 @@ export class Submitter {
     if (opts.scheduleId) record.scheduleId = opts.scheduleId;
     if (opts.replayOf) record.replayOf = opts.replayOf;
     if (opts.contextId) record.contextId = opts.contextId;
+    if (opts.parentTaskId) record.parentTaskId = opts.parentTaskId;
     if (push) record.callback = { ...push, id: push.id || record.id };
     if (span) {
       const queue = this.deps.jobs.queueFor(definition.name).name;

@@ -28,6 +28,8 @@ export interface TaskCallDeps {
   shards: ShardSet;
   pollIntervalMs: number;
   redis<T>(operation: () => Promise<T>): Promise<T>;
+  /** After a cancel: the task's children are cancelled, its parent told (issue 29). */
+  cancelled?(tenant: string, view: HandleFields): Promise<void>;
 }
 
 /**
@@ -111,6 +113,7 @@ export class TaskCalls {
       // The handle as the cancel wrote it (its time, the progress it kept), not one made up here.
       return store.peek(id);
     });
+    if (view.parentTaskId || view.childTaskIds?.length) await this.deps.cancelled?.(tenant, view);
     return {
       kind: 'cancelled',
       task: this.handle(stored ?? { ...view, status: 'cancelled', error }),

@@ -3,12 +3,14 @@ import {
   DEFAULT_MIN_SCHEDULE_EVERY_MS,
   isTaskId,
   retryAfterSeconds,
+  type HandleFields,
 } from '@longrun/core';
 import type { Redis } from 'ioredis';
 import type { RegisteredJobType } from '../registry/job-type-registry.js';
 import type { TaskEvents } from '../task-events.js';
 import type { TenantLimiter } from '../tenant-limiter.js';
 import { Answers } from './answers.js';
+import { DurableTasks } from './durable.js';
 import { submitBatch, type BatchOutcome } from './batch.js';
 import { EngineMessages } from './engine-messages.js';
 import * as operations from './operations.js';
@@ -58,6 +60,8 @@ export class TaskEngine {
   readonly events: TaskEvents;
   /** Each task's side channel for the protocol doors (MCP's task message queue). */
   readonly messages: EngineMessages;
+  /** Durable tasks (issue 29): waitpoints, and a worker's child tasks (`DurableHost`). */
+  readonly durable: DurableTasks;
   /** The shards tasks are spread over (decision 37). */
   private readonly shards: ShardSet;
   private readonly placement: Placement;
@@ -94,7 +98,14 @@ export class TaskEngine {
     const caps = () => ({ maxOpenTasks: opts.maxOpenTasks, maxBytes: this.budgetBytes });
     this.placement = new Placement(this.shards, opts.types, caps, redis);
     const { pollIntervalMs } = opts;
-    this.calls = new TaskCalls({ shards: this.shards, pollIntervalMs, redis });
+    this.durable = new DurableTasks({
+      shards: this.shards,
+      redis,
+      submit: (tenant, body, o) => this.placement.place(tenant, body, o),
+      cancel: (tenant, id) => this.calls.cancel(tenant, id),
+    });
+    const cancelled = (tenant: string, view: HandleFields) => this.durable.cancelled(tenant, view);
+    this.calls = new TaskCalls({ shards: this.shards, pollIntervalMs, redis, cancelled });
     this.answers = new Answers({
       shards: this.shards,
       types: opts.types,

@@ -4,6 +4,7 @@ import type { JobContext } from '@longrun/core';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import type { RunTask } from './job-data.js';
+import { durableCalls, type DurableRun } from './durable-context.js';
 import { InputParked, type RunControl } from './run-control.js';
 
 /** What a handler's context needs of the run it belongs to. */
@@ -25,9 +26,9 @@ export interface ContextRun {
  * The context a handler gets: progress, input requests and the cancel signal of one run. Every
  * write is a lifecycle event on the task's record.
  */
-export function createJobContext(run: ContextRun): JobContext {
+export function createJobContext(run: DurableRun): JobContext {
   let asked = 0;
-  return {
+  const base: Omit<JobContext, keyof ReturnType<typeof durableCalls>> = {
     taskId: run.task.id,
     attempt: run.job.attemptsMade + 1,
     get signal() {
@@ -63,6 +64,8 @@ export function createJobContext(run: ContextRun): JobContext {
       throw new InputParked();
     },
   };
+  // Assigned, not spread: `signal` is a getter (an AbortController only when a handler reads it).
+  return Object.assign(base, durableCalls(run));
 }
 
 /** A first run took its task from the job: read the answers before asking (a re-added job may

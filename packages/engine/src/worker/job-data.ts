@@ -10,6 +10,8 @@ export interface TaskJobData {
   timeoutMs?: number;
   /** The W3C `traceparent` of the submit's span: the parent of each run's span (decision 65). */
   traceparent?: string;
+  /** A child task's parent (issue 29). */
+  parent?: string;
 }
 
 /** What a run needs of its task. */
@@ -30,11 +32,24 @@ export interface RunTask {
   lastRunTrace?: string | undefined;
   /** This run's own span (`traceparent`), kept by a retry for the next run to link to. */
   runTrace?: string | undefined;
+  /** The parent task to tell when this one ends (issue 29). */
+  parentTaskId?: string | undefined;
+  /** Durable step results as read with the task (JSON by name); a first run has none. */
+  steps: Map<string, string>;
+  /** The task's tenant (a first run: the job's). */
+  tenant?: string | undefined;
 }
 
 /** How one run of a job ended, for metrics and logs. */
 export type RunOutcome =
-  'completed' | 'failed' | 'retrying' | 'cancelled' | 'input_required' | 'skipped';
+  | 'completed'
+  | 'failed'
+  | 'retrying'
+  | 'cancelled'
+  | 'input_required'
+  | 'skipped'
+  /** Parked by a durable wait (a sleep, children, a waitpoint): issue 29. */
+  | 'waiting';
 
 export interface TaskWorkerLogger {
   /** pino's: lets a run skip building log lines nobody will see. */

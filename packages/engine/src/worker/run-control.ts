@@ -92,3 +92,11 @@ export class RunTimedOut extends Error {
 export class InputParked extends Error {
   override name = 'InputParked';
 }
+
+/**
+ * Thrown by a durable wait (a sleep, children, a waitpoint) once its job was moved to BullMQ's
+ * delayed set: the run ends holding no slot; the processor turns it into BullMQ's DelayedError.
+ */
+export class RunParked extends Error {
+  override name = 'RunParked';
+}

@@ -41,6 +41,9 @@ export async function takeTask(
           inputsRead: false,
           expiresAt,
           timeoutMs: data.timeoutMs,
+          parentTaskId: data.parent,
+          tenant: data.tenant,
+          steps: new Map(),
         }
       : null;
   }
@@ -56,6 +59,9 @@ export async function takeTask(
       timeoutMs: record.timeoutMs,
       traceparent: record.traceparent,
       lastRunTrace: record.lastRunTrace,
+      parentTaskId: record.parentTaskId,
+      tenant: record.tenant,
+      steps: record.stepResults,
     }
   );
 }

@@ -1,17 +1,24 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { isTerminal, type JobCatalog } from '@longrun/core';
+import { DurableTaskError, isTerminal, type JobCatalog } from '@longrun/core';
+import type { DurableStore } from '../durable-store.js';
+import { FATAL_DURABLE_CODES, type DurableRun } from './durable-context.js';
+import type { DurableHost } from './durable-host.js';
 import type { CompletionBatch } from '../completion-batch.js';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
 import type { FaultHooks } from '../fault-hooks.js';
-import { createJobContext, type ContextRun } from './job-context.js';
+import { createJobContext } from './job-context.js';
 import type { RunOutcome, RunTask } from './job-data.js';
 import { refuseResult } from './result-check.js';
 import { recordRunFailure } from './run-failure.js';
-import { InputParked, RunControl, RunTimedOut } from './run-control.js';
+import { InputParked, RunControl, RunParked, RunTimedOut } from './run-control.js';
 
 /** What every run of a worker shares. */
 export interface RunDeps {
   store: TaskStore;
+  /** Durable steps' writes (issue 29). */
+  durable: DurableStore;
+  /** Child tasks (issue 29); none: `ctx.runTask(s)` fails the task. */
+  host?: DurableHost | undefined;
   completions: CompletionBatch;
   catalog: JobCatalog;
   /** See `TaskWorkerOptions.runningMarkMs`. */
@@ -37,7 +44,7 @@ export interface RunEnd {
  * One run of a task's handler: checks its input, runs it with a context, and records how it
  * ended as a lifecycle event (guarded, so a cancelled task never becomes completed).
  */
-export class TaskRun implements ContextRun {
+export class TaskRun implements DurableRun {
   readonly control = new RunControl();
   private mark: NodeJS.Timeout | undefined;
 
@@ -52,6 +59,18 @@ export class TaskRun implements ContextRun {
 
   get store(): TaskStore {
     return this.deps.store;
+  }
+
+  get durable(): DurableStore {
+    return this.deps.durable;
+  }
+
+  get host(): DurableHost | undefined {
+    return this.deps.host;
+  }
+
+  get maxResultBytes(): number {
+    return this.deps.maxResultBytes;
   }
 
   get faults(): FaultHooks | undefined {
@@ -166,6 +185,7 @@ export class TaskRun implements ContextRun {
   private async threw(error: unknown): Promise<RunEnd> {
     if (error instanceof InputParked)
       return { outcome: 'input_required', thrown: new DelayedError() };
+    if (error instanceof RunParked) return { outcome: 'waiting', thrown: new DelayedError() };
     // What stopped the run first decides, not what the handler threw: a handler that rejects on
     // its signal after a timeout timed out; a cancelled run that then passes its timeout was
     // cancelled.
@@ -173,11 +193,15 @@ export class TaskRun implements ContextRun {
     if (stoppedBy && !(stoppedBy instanceof RunTimedOut)) return { outcome: 'cancelled' };
     if (stoppedBy) error = stoppedBy;
     const timedOut = error instanceof RunTimedOut;
+    // A durable call's own error (issue 29) names its code; some fail the task at once.
+    const durableCode = error instanceof DurableTaskError ? error.code : undefined;
+    const fatal = durableCode !== undefined && FATAL_DURABLE_CODES.has(durableCode);
+    const code = timedOut ? 'timeout' : durableCode;
     const end = await recordRunFailure(this.store, this.job, this.task.id, {
       message: error instanceof Error ? error.message : String(error),
-      ...(timedOut ? { code: 'timeout' } : {}),
+      ...(code ? { code } : {}),
       timedOut,
-      retryable: !(error instanceof UnrecoverableError),
+      retryable: !(error instanceof UnrecoverableError) && !fatal,
       error: error instanceof Error ? error : undefined,
       // A traced run: the retry's span links to this one (decision 65).
       lastRunTrace: this.task.runTrace,

@@ -4,7 +4,9 @@ import type { Redis } from 'ioredis';
 import type { JobCatalog } from '@longrun/core';
 import { CompletionBatch } from '../completion-batch.js';
 import { QUEUE_NAME, queueNameFor, taskKeys } from '../keys.js';
+import { DurableStore } from '../durable-store.js';
 import { TaskStore } from '../task-store.js';
+import type { DurableHost } from './durable-host.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
 import { GiveBack } from './give-back.js';
@@ -58,6 +60,8 @@ export interface TaskWorkerOptions {
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap (2 MiB). */
   maxResultBytes?: number | undefined;
+  /** Child tasks of durable handlers (issue 29): made and read through the engine. */
+  durableHost?: DurableHost | undefined;
   /** Test seam: `afterPark` runs between parking a job and recording it (default: none). */
   faults?: FaultHooks | undefined;
 }
@@ -95,6 +99,8 @@ export class TaskWorker {
     this.store = new TaskStore(opts.connection, opts.prefix, opts.maxTtlMs, opts.channelPrefix);
     this.deps = {
       store: this.store,
+      durable: new DurableStore(opts.connection, this.store.keys),
+      host: opts.durableHost,
       // Completions of jobs that finish in the same turn go to Redis together.
       completions: new CompletionBatch(this.store),
       catalog: opts.catalog,
@@ -241,12 +247,16 @@ export class TaskWorker {
       untrack();
     }
     const thrown = end.thrown;
-    if (typeof end.outcome === 'string')
+    if (typeof end.outcome === 'string') {
       this.ended(job, task.type, end.outcome, started, span, thrown);
-    else {
+      if (end.outcome === 'failed') this.tellParent(task);
+    } else {
       // A completion: its answer (completed, or refused) comes after the processor returned.
       end.outcome.then(
-        (outcome) => this.ended(job, task.type, outcome, started, span),
+        (outcome) => {
+          this.ended(job, task.type, outcome, started, span);
+          if (outcome === 'completed') this.tellParent(task);
+        },
         (err: unknown) => {
           this.opts.logger.error({ err, taskId }, 'could not record the completion');
           this.ended(job, task.type, 'failed', started, span, err);
@@ -257,6 +267,18 @@ export class TaskWorker {
       this.ownErrors.add(thrown);
       throw thrown;
     }
+  }
+
+  /** A child task ended here: its parent counts it, and wakes when it was the last (issue 29). */
+  private tellParent(task: RunTask): void {
+    const parent = task.parentTaskId;
+    const host = this.opts.durableHost;
+    if (!parent || !host) return;
+    host
+      .childEnded(parent, task.id)
+      .catch((err: unknown) =>
+        this.opts.logger.warn({ err, taskId: task.id, parent }, 'could not tell the parent task'),
+      );
   }
 
   /**

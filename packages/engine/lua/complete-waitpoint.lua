@@ -1,0 +1,38 @@
+--[[
+  Completes a durable task's waitpoint (`POST /v1/waitpoints/{id}`, issue 29): stores the posted
+  data as the step `<name>:data` of the task (the handler's `ctx.waitFor` returns it), once, as
+  one event (includes/write-event). `wake` says the task's job is parked on this waitpoint: the
+  caller promotes it (if the handler parks after this, its own park sees the data and wakes).
+
+  Input:
+    KEYS[1] task          the record
+    KEYS[2] outbox        the webhook outbox stream
+    ARGV[1] tenant        the caller's tenant: the task must be its
+    ARGV[2] channel       the events channel prefix
+    ARGV[3] id            the task id
+    ARGV[4] name          the waitpoint's step name (`$waitpoint:<n>`)
+    ARGV[5] data          the posted data (JSON)
+    ARGV[6] now           ms since the epoch
+    ARGV[7] message       the event's statusMessage
+  Output:
+    {'ok', wake}          completed; wake '1' when the job waits on it
+    {'absent'}            no such task or waitpoint, or not the tenant's
+    {'completed'}         completed before
+    {'refused', status}   the task is finished
+]]
+--- @include "includes/task-owned"
+--- @include "includes/write-event"
+
+if redis.call('HEXISTS', KEY.task, 'st:' .. ARG.name) == 0 then return {'absent'} end
+local field = 'st:' .. ARG.name .. ':data'
+if redis.call('HEXISTS', KEY.task, field) == 1 then return {'completed'} end
+local cur = read_event(KEY.task, {F.steps, F.wait})
+local status = cur[1]
+if not LIFECYCLE.waitpoint.from[status] then return {'refused', status} end
+local entry = cjson.encode({name = ARG.name .. ':data', status = 'completed', endedAt = tonumber(ARG.now)})
+local steps = cur[7] or '[]'
+if steps == '[]' then steps = '[' .. entry .. ']' else steps = string.sub(steps, 1, -2) .. ',' .. entry .. ']' end
+local changes = {field, ARG.data, F.steps, steps, F.statusMessage, ARG.message, F.updatedAt, ARG.now}
+write_event(KEY.task, cur, changes, KEY.outbox, ARG.channel, ARG.id)
+if cur[8] == 'wp:' .. ARG.name then return {'ok', '1'} end
+return {'ok', '0'}

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { DurableStore } from '../durable-store.js';
+import { taskKeys } from '../keys.js';
+
+const redis = new Redis(inject('redisUrl'));
+afterAll(() => redis.quit());
+
+const keys = taskKeys(`test-${randomUUID()}`);
+const durable = new DurableStore(redis, keys);
+
+async function task(fields: Record<string, string> = {}): Promise<string> {
+  const id = randomUUID();
+  const base = { status: 'working', tenant: 't', msg: 'x', updated: '1', seq: '1' };
+  await redis.hset(keys.task(id), { ...base, 'st:$waitpoint:1': '{}', ...fields });
+  return id;
+}
+
+describe('complete-waitpoint', () => {
+  it('stores the data once, as one event, and says to wake a task waiting on it', async () => {
+    const id = await task({ wait: 'wp:$waitpoint:1' });
+    const done = await durable.completeWaitpoint(
+      't',
+      id,
+      '$waitpoint:1',
+      { paid: true },
+      'wp done',
+    );
+    expect(done).toEqual({ kind: 'ok', wake: true });
+    const record = await redis.hgetall(keys.task(id));
+    expect(record['st:$waitpoint:1:data']).toBe('{"paid":true}');
+    expect(record).toMatchObject({ msg: 'wp done', seq: '2' });
+    expect(JSON.parse(record.steps!)[0]).toMatchObject({ name: '$waitpoint:1:data' });
+    expect(await durable.completeWaitpoint('t', id, '$waitpoint:1', 2, 'again')).toEqual({
+      kind: 'completed',
+    });
+    expect(await redis.hget(keys.task(id), 'st:$waitpoint:1:data')).toBe('{"paid":true}');
+  });
+
+  it('does not wake a task that is not waiting on it yet', async () => {
+    const id = await task();
+    expect(await durable.completeWaitpoint('t', id, '$waitpoint:1', 1, 'm')).toEqual({
+      kind: 'ok',
+      wake: false,
+    });
+  });
+
+  it("answers absent for another tenant's task, a missing one, or no such waitpoint", async () => {
+    const id = await task();
+    expect(await durable.completeWaitpoint('u', id, '$waitpoint:1', 1, 'm')).toEqual({
+      kind: 'absent',
+    });
+    expect(await durable.completeWaitpoint('t', id, '$waitpoint:2', 1, 'm')).toEqual({
+      kind: 'absent',
+    });
+    expect(await durable.completeWaitpoint('t', randomUUID(), '$waitpoint:1', 1, 'm')).toEqual({
+      kind: 'absent',
+    });
+    expect(await redis.hexists(keys.task(id), 'st:$waitpoint:1:data')).toBe(0);
+  });
+
+  it('refuses a finished task', async () => {
+    const id = await task({ status: 'completed' });
+    expect(await durable.completeWaitpoint('t', id, '$waitpoint:1', 1, 'm')).toEqual({
+      kind: 'refused',
+      current: 'completed',
+    });
+  });
+});

@@ -1,0 +1,21 @@
+import type { TaskStatus } from '@longrun/core';
+import { defineScript } from '../lua/script.js';
+
+export type WaitpointOutcome =
+  | { kind: 'ok'; wake: boolean }
+  | { kind: 'absent' }
+  | { kind: 'completed' }
+  | { kind: 'refused'; current: TaskStatus };
+
+/** `lua/complete-waitpoint.lua`: stores a waitpoint's data once; says whether to wake the job. */
+export const completeWaitpoint = defineScript({
+  file: 'complete-waitpoint',
+  keys: ['task', 'outbox'],
+  args: ['tenant', 'channel', 'id', 'name', 'data', 'now', 'message'],
+  decode: ([code, value]): WaitpointOutcome => {
+    if (code === 'ok') return { kind: 'ok', wake: value === '1' };
+    if (code === 'absent' || code === 'completed') return { kind: code };
+    if (code === 'refused') return { kind: 'refused', current: value as TaskStatus };
+    throw new Error(`unexpected reply to a waitpoint completion: ${code}`);
+  },
+});

@@ -1,0 +1,85 @@
+import type { Redis } from 'ioredis';
+import {
+  completeWaitpoint,
+  noteChildDone,
+  recordStep,
+  type ChildNote,
+  type StepOutcome,
+  type WaitpointOutcome,
+} from './commands/index.js';
+import type { TaskKeys } from './keys.js';
+
+/** What a step writes besides its result: its message, what the task waits for, new children. */
+export interface StepWrite {
+  /** The step's name; '' writes no step (only the wait). */
+  name: string;
+  /** Its result, as JSON. */
+  value: string;
+  /** The summary's `endedAt` (a sleep's: its end). */
+  endedAt?: number | undefined;
+  /** The event's statusMessage ('' keeps it; a children wait makes its own). */
+  message?: string | undefined;
+  /** What the task waits for when it parks next: 'children', 'wp:<step>', or '' (nothing). */
+  wait?: string | undefined;
+  /** Child task ids to append to the record's `childTaskIds`. */
+  children?: readonly string[] | undefined;
+}
+
+/**
+ * A durable task's writes (issue 29): its steps' results, waitpoint completions and the count of
+ * its children that ended, each one script on the task's record (so on the task's shard and hash
+ * tag). The reads come with the task's start (`TaskStore.start`).
+ */
+export class DurableStore {
+  constructor(
+    private readonly redis: Redis,
+    readonly keys: TaskKeys,
+  ) {}
+
+  /** Records a step once (one round trip); an earlier record's result wins (`exists`). */
+  recordStep(id: string, step: StepWrite): Promise<StepOutcome> {
+    return recordStep.run(this.redis, {
+      keys: { task: this.keys.task(id), outbox: this.keys.outbox },
+      args: {
+        channel: this.keys.eventsChannel,
+        id,
+        name: step.name,
+        value: step.value,
+        endedAt: step.endedAt ?? Date.now(),
+        message: step.message ?? '',
+        wait: step.wait ?? '',
+        children: step.children?.length ? JSON.stringify(step.children) : '',
+      },
+    });
+  }
+
+  /** Stores a waitpoint's data (`tenant`'s task only), once. */
+  completeWaitpoint(
+    tenant: string,
+    id: string,
+    name: string,
+    data: unknown,
+    message: string,
+  ): Promise<WaitpointOutcome> {
+    return completeWaitpoint.run(this.redis, {
+      keys: { task: this.keys.task(id), outbox: this.keys.outbox },
+      args: {
+        tenant,
+        channel: this.keys.eventsChannel,
+        id,
+        name,
+        data: JSON.stringify(data ?? null),
+        now: Date.now(),
+        message,
+      },
+    });
+  }
+
+  /** Counts a child's end in its parent, once; `wake` when the parent is to run again. */
+  noteChildDone(parentId: string, childId: string): Promise<ChildNote> {
+    return noteChildDone.run(this.redis, {
+      keys: { task: this.keys.task(parentId) },
+      args: { child: childId },
+    });
+  }
+}

@@ -1,0 +1,138 @@
+import {
+  isTaskId,
+  isTerminal,
+  type ChildOutcome,
+  type HandleFields,
+  type TaskStatus,
+} from '@longrun/core';
+import type { DurableHost } from '../worker/durable-host.js';
+import { notFound, type Invalid, type NotFound } from './outcomes.js';
+import type { Shard } from './shard.js';
+import type { ShardSet } from './shard-set.js';
+import type { SubmitOptions } from './submit.js';
+import type { TickOutcome } from './outcomes.js';
+
+/** `POST /v1/waitpoints/{id}`'s outcome. */
+export type CompleteWaitpointOutcome =
+  | { kind: 'completed'; taskId: string }
+  | { kind: 'alreadyCompleted' }
+  | { kind: 'taskFinished'; status: TaskStatus }
+  | NotFound
+  | Invalid;
+
+export interface DurableDeps {
+  shards: ShardSet;
+  redis<T>(operation: () => Promise<T>): Promise<T>;
+  submit(tenant: string, body: unknown, opts: SubmitOptions): Promise<TickOutcome>;
+  cancel(tenant: string, id: string): Promise<unknown>;
+}
+
+/**
+ * The engine's side of durable tasks (issue 29): waitpoint completions (a door's call), and what
+ * a worker's durable run asks of the whole task space (it implements `DurableHost`): child
+ * tasks made as ordinary tasks on any shard, their outcomes, and a child's end counted in its
+ * parent (on the parent's shard, so across shards this is two scripts, never one) with the
+ * parent's job promoted when it was the last.
+ */
+export class DurableTasks implements DurableHost {
+  constructor(private readonly deps: DurableDeps) {}
+
+  /** Completes `tenant`'s waitpoint `wpId` (`<taskId>.<n>`) with `data`, and wakes its task. */
+  async completeWaitpoint(
+    tenant: string,
+    wpId: string,
+    body: unknown,
+  ): Promise<CompleteWaitpointOutcome> {
+    const dot = wpId.lastIndexOf('.');
+    const taskId = wpId.slice(0, dot);
+    const n = wpId.slice(dot + 1);
+    if (dot < 0 || !isTaskId(taskId) || !/^[1-9][0-9]{0,5}$/.test(n)) return notFound;
+    if (typeof body !== 'object' || body === null || Array.isArray(body) || !('data' in body)) {
+      return {
+        kind: 'invalid',
+        status: 400,
+        detail: 'The request body is invalid',
+        errors: [{ path: 'data', message: 'Required: the data the waiting task receives' }],
+      };
+    }
+    const shard = this.deps.shards.of(taskId);
+    const done = await this.deps.redis(() =>
+      shard.durable.completeWaitpoint(
+        tenant,
+        taskId,
+        `$waitpoint:${n}`,
+        (body as { data: unknown }).data,
+        `waitpoint ${wpId} completed`,
+      ),
+    );
+    if (done.kind === 'absent') return notFound;
+    if (done.kind === 'completed') return { kind: 'alreadyCompleted' };
+    if (done.kind === 'refused') return { kind: 'taskFinished', status: done.current };
+    if (done.wake) await this.promote(shard, taskId);
+    return { kind: 'completed', taskId };
+  }
+
+  async createChildren(
+    tenant: string,
+    parentId: string,
+    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    key: string,
+  ): Promise<string[]> {
+    const ids: string[] = [];
+    for (const [i, task] of tasks.entries()) {
+      const outcome = await this.deps.submit(
+        tenant,
+        { type: task.type, input: task.input },
+        { idempotencyKey: `child:${parentId}:${key}:${i}`, parentTaskId: parentId },
+      );
+      if (outcome.kind !== 'created' && outcome.kind !== 'replayed') {
+        throw new Error(`Could not make child task ${i} (${task.type}): ${describe(outcome)}`);
+      }
+      ids.push(outcome.task.taskId);
+    }
+    return ids;
+  }
+
+  async childOutcomes(ids: readonly string[]): Promise<(ChildOutcome | null)[]> {
+    return Promise.all(
+      ids.map(async (id) => {
+        const view = await this.deps.redis(() => this.deps.shards.of(id).store.peek(id));
+        return view && isTerminal(view.status) ? outcomeOf(view) : null;
+      }),
+    );
+  }
+
+  async childEnded(parentId: string, childId: string): Promise<void> {
+    if (!isTaskId(parentId)) return;
+    const shard = this.deps.shards.of(parentId);
+    const note = await this.deps.redis(() => shard.durable.noteChildDone(parentId, childId));
+    if (note === 'wake') await this.promote(shard, parentId);
+  }
+
+  /** A cancelled task's open children are cancelled too; a cancelled child is counted. */
+  async cancelled(tenant: string, view: HandleFields): Promise<void> {
+    if (view.parentTaskId) await this.childEnded(view.parentTaskId, view.id).catch(() => undefined);
+    for (const child of view.childTaskIds ?? []) {
+      await this.deps.cancel(tenant, child).catch(() => undefined);
+    }
+  }
+
+  /** Wakes a parked job (a delayed one); one that is not delayed runs anyway, or is gone. */
+  private async promote(shard: Shard, taskId: string): Promise<void> {
+    const owner = await this.deps.redis(() => shard.store.peek(taskId));
+    if (!owner) return;
+    await this.deps.redis(() => shard.jobs.promote(taskId, owner.type)).catch(() => false);
+  }
+}
+
+function outcomeOf(view: HandleFields): ChildOutcome {
+  const status = view.status as ChildOutcome['status'];
+  if (status === 'completed') return { taskId: view.id, status, result: view.result ?? null };
+  return { taskId: view.id, status, error: view.error ?? { message: `Task ${status}` } };
+}
+
+function describe(outcome: TickOutcome): string {
+  if (outcome.kind === 'invalid')
+    return outcome.errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+  return outcome.kind;
+}

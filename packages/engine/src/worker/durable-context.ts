@@ -1,0 +1,273 @@
+import {
+  DurableTaskError,
+  type ChildOutcome,
+  type JobContext,
+  type Waitpoint,
+} from '@longrun/core';
+import type { DurableStore, StepWrite } from '../durable-store.js';
+import type { DurableHost } from './durable-host.js';
+import type { ContextRun } from './job-context.js';
+import { RunParked } from './run-control.js';
+
+/** A parent waiting on children runs again this often at least (a wake-up lost in a crash). */
+export const CHILD_RECHECK_MS = 60_000;
+
+/** Codes of durable errors that fail the task at once, whatever attempts are left. */
+export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
+  'step-name-repeated',
+  'step-name-invalid',
+  'step-result-too-large',
+  'step-result-not-json',
+  'children-unavailable',
+  'durable-calls-overlap',
+  'sleep-past-expiry',
+]);
+
+export interface DurableRun extends ContextRun {
+  readonly durable: DurableStore;
+  readonly host: DurableHost | undefined;
+  readonly maxResultBytes: number;
+}
+
+type DurableCalls = Pick<
+  JobContext,
+  'step' | 'sleep' | 'sleepUntil' | 'runTask' | 'runTasks' | 'createWaitpoint' | 'waitFor'
+>;
+
+/**
+ * The durable calls of a handler's context (issue 29). Each is a step of the task, named by the
+ * handler (`step`) or by its order among calls of its kind (`$sleep:1`, `$children:1`,
+ * `$waitpoint:1`): a later run replays the results recorded (read with the task) without calling
+ * anything, so names and order must be the same on every run.
+ */
+export function durableCalls(run: DurableRun): DurableCalls {
+  const seen = new Set<string>();
+  const counts = { sleep: 0, children: 0, waitpoint: 0 };
+  let busy = false;
+  const id = run.task.id;
+
+  /** One durable call at a time: two at once would race for the same slot and names. */
+  async function exclusive<T>(work: () => Promise<T>): Promise<T> {
+    if (busy) {
+      throw new DurableTaskError(
+        'durable-calls-overlap',
+        'Durable calls (step, sleep, runTask, waitFor…) must be awaited one at a time',
+      );
+    }
+    if (run.control.aborted) throw run.control.stoppedBy;
+    busy = true;
+    try {
+      return await work();
+    } finally {
+      busy = false;
+    }
+  }
+
+  /** The step's stored result, or `fn`'s, recorded once (one round trip). */
+  async function step<T>(
+    name: string,
+    fn: () => Promise<T> | T,
+    write: Partial<StepWrite> | ((value: T) => Partial<StepWrite>) = {},
+  ) {
+    const stored = run.task.steps.get(name);
+    if (stored !== undefined) return JSON.parse(stored) as T;
+    const value = await fn();
+    if (run.control.aborted) throw run.control.stoppedBy;
+    const json = encode(name, value, run.maxResultBytes);
+    const extra = typeof write === 'function' ? write(value) : write;
+    const outcome = await run.durable.recordStep(id, { ...extra, name, value: json });
+    if (outcome.kind === 'missing' || outcome.kind === 'refused') {
+      run.stopIfGone(
+        outcome.kind === 'missing'
+          ? { ok: false, reason: 'missing' }
+          : { ok: false, reason: 'refused', current: outcome.current },
+      );
+      throw (
+        run.control.stoppedBy ??
+        new Error(`task is ${outcome.kind === 'refused' ? outcome.current : 'gone'}`)
+      );
+    }
+    const kept = outcome.kind === 'exists' ? outcome.value : json;
+    run.task.steps.set(name, kept);
+    return JSON.parse(kept) as T;
+  }
+
+  /** Ends the run: the job waits in BullMQ's delayed set until `until` (or a wake-up). */
+  async function park(until: number): Promise<never> {
+    await moveToDelayed(until);
+    throw new RunParked();
+  }
+
+  /**
+   * Moves the job to BullMQ's delayed set. A run that lost its job meanwhile (its lock expired
+   * under load and the stalled check gave the job to another run: "Lock mismatch") ends as
+   * parked all the same, writing nothing: the job is the other run's, and its steps are recorded.
+   */
+  async function moveToDelayed(until: number): Promise<boolean> {
+    run.stopMark();
+    try {
+      await run.job.moveToDelayed(Math.max(until, Date.now() + 1), run.token);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Says what the task waits for, once parked; wakes its own job if that came already. */
+  async function parkOn(until: number, write: Pick<StepWrite, 'wait' | 'message'>) {
+    if (!(await moveToDelayed(until))) throw new RunParked();
+    const outcome = await run.durable.recordStep(id, { name: '', value: '', ...write });
+    if (outcome.kind === 'ok' && outcome.ready) await run.job.promote().catch(() => undefined);
+    throw new RunParked();
+  }
+
+  async function sleepUntil(date: Date | number): Promise<void> {
+    const wanted = typeof date === 'number' ? date : date.getTime();
+    if (!Number.isFinite(wanted)) throw new TypeError('sleepUntil needs a valid date');
+
+    await exclusive(async () => {
+      const name = `$sleep:${++counts.sleep}`;
+      // Checked when first recorded only: a replay's `wanted` is from its own clock.
+      const first = () => {
+        if (wanted < run.task.expiresAt) return { until: wanted };
+        throw new DurableTaskError(
+          'sleep-past-expiry',
+          `The task expires at ${new Date(run.task.expiresAt).toISOString()}, before the sleep would end: submit it with a longer ttlMs`,
+        );
+      };
+      const { until } = await step(name, first, {
+        endedAt: wanted,
+        message: `sleeping until ${new Date(wanted).toISOString()}`,
+      });
+      if (Date.now() < until) await park(until);
+    });
+  }
+
+  async function runTasks(
+    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    opts: { failOnChildFailure?: boolean } = {},
+  ): Promise<ChildOutcome[]> {
+    return exclusive(async () => {
+      const host = run.host;
+      if (!host) {
+        throw new DurableTaskError('children-unavailable', 'This worker cannot make child tasks');
+      }
+      const name = `$children:${++counts.children}`;
+      const replayed = run.task.steps.has(name);
+      const tenant = run.task.tenant ?? '';
+      const ids = await step(
+        name,
+        () => host.createChildren(tenant, id, tasks, name),
+        (made) => ({
+          message: `started ${made.length} child task${made.length === 1 ? '' : 's'}`,
+          children: made,
+        }),
+      );
+      let check = await run.durable.recordStep(id, { name: '', value: '', wait: 'children' });
+      if (!(check.kind === 'ok' && check.ready) && replayed) {
+        // Woken by the re-check: count children whose end was not (a crash after it).
+        const now = await host.childOutcomes(ids);
+        await Promise.all(now.map((o, i) => (o ? host.childEnded(id, ids[i]!) : null)));
+        check = await run.durable.recordStep(id, { name: '', value: '', wait: 'children' });
+      }
+      if (!(check.kind === 'ok' && check.ready)) {
+        await parkOn(Math.min(run.task.expiresAt - 1, Date.now() + CHILD_RECHECK_MS), {
+          wait: 'children',
+        });
+      }
+      await run.durable.recordStep(id, { name: '', value: '', wait: '' });
+      const outcomes = (await host.childOutcomes(ids)).map(
+        (o, i): ChildOutcome =>
+          o ?? {
+            taskId: ids[i]!,
+            status: 'failed',
+            error: { message: 'The child task is gone', code: 'child-gone' },
+          },
+      );
+      const failed = outcomes.find((o) => o.status !== 'completed');
+      if (failed && opts.failOnChildFailure) {
+        throw new DurableTaskError(
+          'child-failed',
+          `Child task ${failed.taskId} ${failed.status}: ${failed.error?.message ?? ''}`,
+        );
+      }
+      return outcomes;
+    });
+  }
+
+  return {
+    step: (name, fn) =>
+      exclusive(() => {
+        if (typeof name !== 'string' || name === '' || name.startsWith('$') || name.length > 200) {
+          throw new DurableTaskError(
+            'step-name-invalid',
+            'A step name is a non-empty string of at most 200 characters, not starting with "$"',
+          );
+        }
+        if (seen.has(name)) {
+          throw new DurableTaskError(
+            'step-name-repeated',
+            `The step name "${name}" was used twice in this task: step names must be unique`,
+          );
+        }
+        seen.add(name);
+        return step(name, fn, { message: `step ${name} completed` });
+      }),
+    sleep: (ms) => sleepUntil(Date.now() + ms),
+    sleepUntil,
+    runTasks,
+    runTask: async (type, input, opts) => (await runTasks([{ type, input }], opts))[0]!,
+    createWaitpoint: ({ timeoutMs } = {}) =>
+      exclusive(() => {
+        const n = ++counts.waitpoint;
+        const wpId = `${id}.${n}`;
+        const expiresAt = Math.min(
+          run.task.expiresAt,
+          timeoutMs === undefined ? Infinity : Date.now() + timeoutMs,
+        );
+        const made: Waitpoint = { id: wpId, url: `/v1/waitpoints/${wpId}`, expiresAt };
+        return step(`$waitpoint:${n}`, () => made, { message: `waitpoint ${wpId} created` });
+      }),
+    waitFor: (wp) =>
+      exclusive(async () => {
+        const n = Number(wp.id.slice(wp.id.lastIndexOf('.') + 1));
+        const name = `$waitpoint:${n}`;
+        if (!wp.id.startsWith(`${id}.`) || !run.task.steps.has(name)) {
+          throw new DurableTaskError('waitpoint-unknown', `Not a waitpoint of this task: ${wp.id}`);
+        }
+        const data = run.task.steps.get(`${name}:data`);
+        if (data !== undefined) return JSON.parse(data) as unknown;
+        if (Date.now() >= wp.expiresAt) {
+          throw new DurableTaskError('waitpoint-timeout', `Waitpoint ${wp.id} timed out`);
+        }
+        // Before the task's expiry: a job delayed to it reads as parked for input (reconciler).
+        return parkOn(Math.min(wp.expiresAt, run.task.expiresAt - 1), {
+          wait: `wp:${name}`,
+          message: `waiting for waitpoint ${wp.id}`,
+        });
+      }),
+  };
+}
+
+/** A step result as JSON, unless it is not JSON or over the size cap. */
+function encode(name: string, value: unknown, max: number): string {
+  let json: string;
+  try {
+    json = JSON.stringify(value ?? null) ?? 'null';
+  } catch (error) {
+    throw new DurableTaskError(
+      'step-result-not-json',
+      `The result of step "${name}" is not JSON: ${(error as Error).message}`,
+    );
+  }
+  if (max > 0 && json.length * 3 > max) {
+    const bytes = Buffer.byteLength(json);
+    if (bytes > max) {
+      throw new DurableTaskError(
+        'step-result-too-large',
+        `The result of step "${name}" is ${bytes} bytes of JSON, over the ${max}-byte limit (LONGRUN_MAX_RESULT_BYTES)`,
+      );
+    }
+  }
+  return json;
+}

@@ -1,0 +1,24 @@
+import type { ChildOutcome } from '@longrun/core';
+
+/**
+ * What a durable task's run needs beyond its own record (issue 29): making child tasks (through
+ * the engine, so they are ordinary tasks on any shard) and reading how they ended, and telling a
+ * parent that its child ended. The worker process gives one (`LongrunWorker`); without one,
+ * `ctx.runTask(s)` fails the task with `code: "children-unavailable"`.
+ */
+export interface DurableHost {
+  /**
+   * Makes `tasks` as children of `parentId`, of `tenant`, in order; the same `key` makes the same
+   * tasks (idempotency keys), so a run that crashed before recording them makes none twice.
+   */
+  createChildren(
+    tenant: string,
+    parentId: string,
+    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    key: string,
+  ): Promise<string[]>;
+  /** How each child is now, in order (`null`: not terminal yet, or gone). */
+  childOutcomes(ids: readonly string[]): Promise<(ChildOutcome | null)[]>;
+  /** Counts a child's end in its parent and wakes the parent when it was the last. */
+  childEnded(parentId: string, childId: string): Promise<void>;
+}
