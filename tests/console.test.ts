@@ -272,6 +272,26 @@ describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
     }
   });
 
+  it("shows a durable task's steps and child tasks, each child a link to its page", async () => {
+    const id = await submit({ type: 'durable', input: { steps: 2, children: 2 } });
+    await waitFor(async () => (await statusOf(id)) === 'completed', { timeoutMs: 30_000 });
+    const handle = (await api.http('GET', `/v1/jobs/${id}`)).body as {
+      childTaskIds: string[];
+      steps: { name: string }[];
+    };
+    expect(handle.childTaskIds).toHaveLength(2);
+    await openTask(page, id);
+    const steps = await page.locator('[data-fact="Steps"] li code').allInnerTexts();
+    expect(steps).toEqual(handle.steps.map((s) => s.name));
+    expect(steps).toEqual(expect.arrayContaining(['s1', 's2', 'last']));
+    const children = page.locator('[data-fact="Child tasks"] li a');
+    expect(await children.allInnerTexts()).toEqual(handle.childTaskIds);
+    await children.first().click();
+    await page.locator('[data-fact="Task id"]', { hasText: handle.childTaskIds[0]! }).waitFor();
+    const parent = await page.locator('[data-fact="Parent task"] a').innerText();
+    expect(parent).toBe(id);
+  }, 60_000);
+
   it('loaded nothing from outside and broke no CSP rule', () => {
     expect(outside).toEqual([]);
     expect(blocked).toEqual([]);

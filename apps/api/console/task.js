@@ -142,6 +142,25 @@ function renderFacts(dl, task) {
         : null,
     ],
     ['Schedule', task.scheduleId ? h('code', {}, task.scheduleId) : null],
+    ['Parent task', task.parentTaskId ? taskLink(task.parentTaskId) : null],
+    [
+      'Child tasks',
+      task.childTaskIds?.length
+        ? h('ol', { class: 'children' }, ...task.childTaskIds.map((c) => h('li', {}, taskLink(c))))
+        : null,
+    ],
+    [
+      'Steps',
+      task.steps?.length
+        ? h(
+            'ol',
+            { class: 'steps' },
+            ...task.steps.map((s) =>
+              h('li', {}, h('code', {}, s.name), ` ${s.status}, ${time(s.endedAt)}`),
+            ),
+          )
+        : null,
+    ],
     ['Created', time(task.createdAt)],
     ['Updated', time(task.lastUpdatedAt)],
   ];
@@ -151,6 +170,11 @@ function renderFacts(dl, task) {
       .filter(([, v]) => v !== null)
       .map(([k, v]) => h('div', { 'data-fact': k }, h('dt', {}, k), h('dd', {}, v))),
   );
+}
+
+/** A link to another task's page (a durable task's parent or children, issue 29). */
+function taskLink(id) {
+  return h('a', { href: `#/task/${id}` }, h('code', {}, id));
 }
 
 function progress(value) {
