@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '@longrun/client';
 import { httpClient, waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
+import { promptReceiver } from './helpers/receivers.js';
 import {
   KEY_A,
   KEY_B,
@@ -133,6 +134,38 @@ describe('durable tasks: steps', () => {
     // The results of the steps before the crash are the stored ones, not new ones.
     expect(done.result.steps[0]).toEqual(JSON.parse(JSON.stringify(done.result.steps[0])));
     expect(done.steps.map((s: { name: string }) => s.name)).toEqual(['s1', 's2', 's3', 'last']);
+  });
+
+  it("each recorded step is a webhook delivery (task.updated) carrying the handle's steps", async () => {
+    const hooks = await promptReceiver();
+    try {
+      const a = await api({ webhookAllow: ['127.0.0.1'] });
+      await worker(a.prefix, { LONGRUN_WEBHOOK_ALLOW: '127.0.0.1' });
+      const id = await submit(a, {
+        type: 'durable',
+        input: { steps: 2, quiet: true },
+        callback: { url: hooks.url },
+      });
+      await until(a, id, terminal, 'terminal');
+      // Each delivery is the handle as of its event (status and message), with the steps so far.
+      const seen = () =>
+        hooks.deliveries.map(
+          (d) => (JSON.parse(d.body) as { task: { status: string; statusMessage: string } }).task,
+        );
+      // s1, s2 and last each deliver while the task stays working, then the completion.
+      await waitFor(async () => seen().length >= 4 || undefined, { what: 'the deliveries' });
+      const messages = seen().map((t) => `${t.status}: ${t.statusMessage}`);
+      expect(messages).toEqual(
+        expect.arrayContaining([
+          'working: step s1 completed',
+          'working: step s2 completed',
+          'working: step last completed',
+        ]),
+      );
+      expect(seen().filter((t) => t.status === 'completed')).toHaveLength(1);
+    } finally {
+      await hooks.close();
+    }
   });
 
   it('a repeated step name fails the task with step-name-repeated', async () => {
