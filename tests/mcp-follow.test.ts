@@ -88,6 +88,7 @@ describe('a client without the tasks capability', () => {
     const support = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport]));
     expect(support).toEqual({
       approval: 'optional',
+      durable: 'optional',
       echo: 'optional',
       fail: 'optional',
       flaky: 'optional',
