@@ -24,7 +24,7 @@ afterEach(async () => {
   await Promise.allSettled(apis.splice(0).map((a) => a.close()));
 });
 
-async function api(opts: { shards?: number } = {}): Promise<InProcessApi> {
+async function api(opts: { shards?: number; webhookAllow?: string[] } = {}): Promise<InProcessApi> {
   const started = await startInProcessApi(opts);
   apis.push(started);
   return started;
