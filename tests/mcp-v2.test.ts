@@ -374,6 +374,144 @@ describe('errors', () => {
   });
 });
 
+describe('status pushed: subscriptions/listen', () => {
+  type Message = Record<string, unknown> & { method?: string; params?: Record<string, unknown> };
+  const statusOf = (m: Message) => m.params?.status as string;
+
+  it('acknowledges the task, then pushes each status change in order to the end, and ends the subscription', async () => {
+    const p = port();
+    const { taskId } = (
+      await p.send('tools/call', { name: 'approval', arguments: { question: 'Push it?' } })
+    ).body.result as { taskId: string };
+    const stream = await p.listen({ taskIds: [taskId] });
+    expect(stream.status).toBe(200);
+    const ack = (await stream.next()) as Message;
+    expect(ack).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: {
+        _meta: { 'io.modelcontextprotocol/subscriptionId': stream.id },
+        notifications: { taskIds: [taskId] },
+      },
+    });
+    const pushed: Message[] = [];
+    for (;;) {
+      const m = (await stream.next()) as Message;
+      expect(m).not.toBeNull();
+      if (m.method !== 'notifications/tasks') {
+        pushed.push(m);
+        break;
+      }
+      pushed.push(m);
+      expect(m.params).toMatchObject({
+        taskId,
+        _meta: { 'io.modelcontextprotocol/subscriptionId': stream.id },
+      });
+      if (statusOf(m) === 'input_required') {
+        // Answered through the other replica (the port alternates), as any client would.
+        const [key] = Object.keys(m.params!.inputRequests as object);
+        const answered = await p.send('tasks/update', {
+          taskId,
+          inputResponses: { [key!]: { action: 'accept', content: { approved: true } } },
+        });
+        expect(answered.body.result).toMatchObject({ resultType: 'complete' });
+      }
+    }
+    const statuses = pushed.slice(0, -1).map(statusOf);
+    // The first is the task as it was when subscribed (the worker may have asked already).
+    expect([
+      ['working', 'input_required', 'working', 'completed'],
+      ['input_required', 'working', 'completed'],
+    ]).toContainEqual(statuses);
+    const asked = pushed.find((m) => statusOf(m) === 'input_required')!;
+    expect(asked.params!.inputRequests).toEqual({
+      [Object.keys(asked.params!.inputRequests as object)[0]!]: {
+        method: 'elicitation/create',
+        params: expect.objectContaining({ mode: 'form', message: 'Push it?' }),
+      },
+    });
+    // The terminal one is the whole DetailedTask, as tasks/get answers it.
+    const done = pushed[pushed.length - 2]!.params!;
+    const { resultType: _complete, _meta: _got, ...got } = await getTask(p, taskId);
+    const { _meta: _pushed, ...task } = done;
+    expect(task).toEqual(got);
+    expect(done.result).toMatchObject({ structuredContent: { approved: true } });
+    // Nothing more can come for it: the server answers the listen request, closing the stream.
+    expect(pushed[pushed.length - 1]).toMatchObject({
+      jsonrpc: '2.0',
+      id: stream.id,
+      result: {
+        resultType: 'complete',
+        _meta: { 'io.modelcontextprotocol/subscriptionId': stream.id },
+      },
+    });
+    expect(await stream.next()).toBeNull();
+  });
+
+  it("never acknowledges nor sends another tenant's task; an unknown id is left out the same", async () => {
+    const alpha = port();
+    const beta = port(KEY_B);
+    const foreign = (await alpha.send('tools/call', { name: 'sleep', arguments: { ms: 400 } })).body
+      .result as { taskId: string };
+    const own = (await beta.send('tools/call', { name: 'sleep', arguments: { ms: 300 } })).body
+      .result as { taskId: string };
+    const stream = await beta.listen({ taskIds: [foreign.taskId, own.taskId, randomUUID()] });
+    const messages = (await stream.rest()) as Message[];
+    expect(messages[0]!.params).toMatchObject({ notifications: { taskIds: [own.taskId] } });
+    const tasks = messages.filter((m) => m.method === 'notifications/tasks');
+    expect(tasks.map((m) => m.params!.taskId)).toEqual(tasks.map(() => own.taskId));
+    expect(tasks.map(statusOf).slice(-1)).toEqual(['completed']);
+    expect(JSON.stringify(messages)).not.toContain(foreign.taskId);
+    // The foreign task did run to its end meanwhile: it was not sent, not missing.
+    await waitFor(async () =>
+      (await getTask(alpha, foreign.taskId)).status === 'completed' ? true : undefined,
+    );
+  });
+
+  it('a finished task: its terminal state, then the end; no task ids: acknowledged and ended', async () => {
+    const p = port();
+    const { taskId } = (await p.send('tools/call', { name: 'echo', arguments: { x: 1 } })).body
+      .result as { taskId: string };
+    await waitFor(async () =>
+      (await getTask(p, taskId)).status === 'completed' ? true : undefined,
+    );
+    const finished = (await (await p.listen({ taskIds: [taskId, taskId] })).rest()) as Message[];
+    expect(finished.map((m) => m.method ?? 'result')).toEqual([
+      'notifications/subscriptions/acknowledged',
+      'notifications/tasks',
+      'result',
+    ]);
+    expect(finished[0]!.params!.notifications).toEqual({ taskIds: [taskId] });
+    expect(finished[1]!.params).toMatchObject({ taskId, status: 'completed' });
+    // A filter of types this door does not push: an empty acknowledgement (the schema's "omitted").
+    const other = (await (await p.listen({ toolsListChanged: true })).rest()) as Message[];
+    expect(other.map((m) => m.method ?? 'result')).toEqual([
+      'notifications/subscriptions/acknowledged',
+      'result',
+    ]);
+    expect(other[0]!.params!.notifications).toEqual({});
+  });
+
+  it('bad params are -32602; task ids without the extension -32021; nothing streamed', async () => {
+    const p = port();
+    for (const notifications of [undefined, 'all', { taskIds: 'one' }, { taskIds: [1] }]) {
+      const refused = await p.listen(notifications);
+      expect(refused.status).toBe(200);
+      expect(refused.error).toMatchObject({ code: -32602 });
+      expect(refused.error!.message).toMatch(/params\.notifications/);
+    }
+    const many = Array.from({ length: 101 }, () => randomUUID());
+    const tooMany = await p.listen({ taskIds: many });
+    expect(tooMany.error).toMatchObject({ code: -32602, message: expect.stringMatching(/100/) });
+    const plain = await port(KEY_A, false).listen({ taskIds: [randomUUID()] });
+    expect(plain.status).toBe(400);
+    expect(plain.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID_V2]: {} } } },
+    });
+  });
+});
+
 describe('restarts', () => {
   it('a task outlives the replica that created it', async () => {
     const p = port();

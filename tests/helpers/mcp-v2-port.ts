@@ -18,6 +18,9 @@ import {
   ErrorV2Schema,
   GetTaskRequestV2Schema,
   GetTaskResultV2Schema,
+  TaskStatusNotificationV2Schema,
+  TaskSubscriptionAcknowledgedNotificationsV2Schema,
+  TaskSubscriptionNotificationsV2Schema,
   UpdateTaskRequestV2Schema,
   UpdateTaskResultV2Schema,
 } from '@modelcontextprotocol/ext-tasks/core/v2';
@@ -76,6 +79,20 @@ function resultSchema(method: string, result: Record<string, unknown>): Checker 
     'tasks/update': UpdateTaskResultV2Schema,
     'tasks/cancel': CancelTaskResultV2Schema,
   }[method];
+}
+
+/** A `subscriptions/listen` request as the port reads its answer. */
+export interface Listening {
+  status: number;
+  /** The listen request's JSON-RPC id (the subscription id). */
+  id: number;
+  /** The JSON-RPC error when it was refused (a JSON answer, no stream). */
+  error?: { code: number; message: string; data?: unknown };
+  /** The next message of the stream (a notification or the closing response); null at its end. */
+  next(): Promise<Record<string, unknown> | null>;
+  /** Every message left, until the server ends the stream. */
+  rest(): Promise<Record<string, unknown>[]>;
+  close(): void;
 }
 
 export class V2Port implements ConnectedMcpSessionPort {
@@ -168,6 +185,99 @@ export class V2Port implements ConnectedMcpSessionPort {
       if (schema) this.check(`${method} result`, schema, result);
     }
     return { status: res.status, body };
+  }
+
+  /**
+   * Opens `subscriptions/listen` with `notifications` as its filter, framed like `send`. Each
+   * message of the stream is checked: the acknowledgement's filter against the extension's
+   * `TaskSubscriptionAcknowledgedNotificationsV2Schema`, every `notifications/tasks` against
+   * `TaskStatusNotificationV2Schema`; a well-formed filter against
+   * `TaskSubscriptionNotificationsV2Schema` before it is sent.
+   */
+  async listen(notifications: unknown): Promise<Listening> {
+    const url = this.opts.urls[this.next++ % this.opts.urls.length] as string;
+    const id = ++this.id;
+    const tasks = this.opts.tasks ?? true;
+    const message = {
+      jsonrpc: '2.0',
+      id,
+      method: 'subscriptions/listen',
+      params: {
+        notifications,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': V2_VERSION,
+          'io.modelcontextprotocol/clientInfo': { name: 'longrun-tests', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': tasks
+            ? { extensions: { [TASKS_EXTENSION]: {} } }
+            : {},
+        },
+      },
+    };
+    const filter = TaskSubscriptionNotificationsV2Schema.safeParse(notifications);
+    const abort = new AbortController();
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${this.opts.apiKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': V2_VERSION,
+        'mcp-method': 'subscriptions/listen',
+      },
+      body: JSON.stringify(message),
+      signal: abort.signal,
+    });
+    if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      const body = (await res.json()) as Record<string, unknown>;
+      if ('error' in body) this.check('subscriptions/listen error', ErrorV2Schema, body.error);
+      const error = body.error as Listening['error'];
+      const none = async () => null;
+      return { status: res.status, id, error, next: none, rest: async () => [], close: () => {} };
+    }
+    if (!filter.success) this.violations.push(`a stream for a malformed filter ${url}`);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    const next = async (): Promise<Record<string, unknown> | null> => {
+      for (;;) {
+        const end = buffer.indexOf('\n\n');
+        if (end >= 0) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = event
+            .split('\n')
+            .filter((line) => line.startsWith('data: '))
+            .map((line) => line.slice('data: '.length))
+            .join('\n');
+          if (data === '') continue; // a comment (heartbeat)
+          const parsed = JSON.parse(data) as Record<string, unknown>;
+          this.checkStreamed(parsed);
+          return parsed;
+        }
+        const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (chunk.done) return null;
+        buffer += decoder.decode(chunk.value, { stream: true });
+      }
+    };
+    const rest = async () => {
+      const all: Record<string, unknown>[] = [];
+      for (let m = await next(); m !== null; m = await next()) all.push(m);
+      return all;
+    };
+    return { status: res.status, id, next, rest, close: () => abort.abort() };
+  }
+
+  private checkStreamed(message: Record<string, unknown>): void {
+    const params = message.params as Record<string, unknown> | undefined;
+    if (message.method === 'notifications/tasks') {
+      this.check('notifications/tasks', TaskStatusNotificationV2Schema, message);
+    } else if (message.method === 'notifications/subscriptions/acknowledged') {
+      this.check(
+        'notifications/subscriptions/acknowledged',
+        TaskSubscriptionAcknowledgedNotificationsV2Schema,
+        params?.notifications,
+      );
+    }
   }
 
   onServerRequest(

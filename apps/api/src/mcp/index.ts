@@ -20,7 +20,7 @@ export interface McpDoorDeps {
   /** `LONGRUN_MAX_TTL_MS`: requested task ttls are clamped to it. */
   maxTtlMs: number;
   logger?: Logger | undefined;
-  /** The open streams' count: a `tasks/result` and the GET stream each hold a slot. */
+  /** The open streams' count: a `tasks/result`, a `subscriptions/listen` and the GET stream each hold a slot. */
   streams: StreamSlots;
 }
 
@@ -44,7 +44,7 @@ export function mountMcp(router: IRouter, deps: McpDoorDeps): void {
     logger: deps.logger,
   };
   const v2 = { engine: deps.engine };
-  const held = holdStream(deps.streams, holdsTaskResult);
+  const held = holdStream(deps.streams, staysOpen);
   router.post(
     MCP_PATH,
     checkOrigin,
@@ -78,14 +78,19 @@ export function mountMcp(router: IRouter, deps: McpDoorDeps): void {
 
 /**
  * A POST that stays open while a task runs: one carrying `tasks/result` (2025-11-25), which
- * holds until the task ends (days, for one waiting on an approval).
+ * holds until the task ends (days, for one waiting on an approval), or `subscriptions/listen`
+ * (2026-07-28), whose stream lasts until its tasks end.
  */
-function holdsTaskResult(req: Request): boolean {
+function staysOpen(req: Request): boolean {
   const body: unknown = req.body;
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   return messages.some(
     (m) =>
-      typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tasks/result',
+      typeof m === 'object' &&
+      m !== null &&
+      ['tasks/result', 'subscriptions/listen'].includes(
+        (m as { method?: unknown }).method as string,
+      ),
   );
 }
 

@@ -9,6 +9,7 @@ import { inputKeyOf } from '../task-views.js';
 import { toolsFrom } from '../tools.js';
 import { INSTRUCTIONS, SERVER_INFO } from '../v1-server.js';
 import { isObject, readV2Message, V2_PROTOCOL_VERSION, type V2Request } from './framing.js';
+import { listen, NEEDS_TASKS } from './listen.js';
 import { createTaskResult, detailedTask } from './views.js';
 import { traceparentIn } from '../../http/trace-context.js';
 
@@ -21,16 +22,6 @@ type Answer = { result: Record<string, unknown> } | { error: RpcError; status?: 
 
 const SERVER_META = { 'io.modelcontextprotocol/serverInfo': SERVER_INFO };
 
-/** `-32021` (HTTP 400): the request needs the tasks extension the client did not declare. */
-const NEEDS_TASKS: Answer = {
-  status: 400,
-  error: {
-    code: JSONRPC.missingClientCapability,
-    message: 'Missing required client capability',
-    data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-  },
-};
-
 /**
  * The Tasks V2 door (`io.modelcontextprotocol/tasks` at MCP 2026-07-28) on the stateless
  * framing: no `initialize`, every request self-describing, so any replica serves any request
@@ -40,7 +31,8 @@ const NEEDS_TASKS: Answer = {
  * `resultType: "task"` once a `tasks/get` would find it (the engine's submit returns after the
  * record is written). A client without it gets a short tool's result in the same request and
  * the handle as a tool result for the others, followed with the follow tools (issue 32).
- * `tasks/get|update|cancel` act for the caller's tenant only.
+ * `tasks/get|update|cancel` act for the caller's tenant only. `subscriptions/listen` with
+ * `notifications.taskIds` answers a stream of `notifications/tasks` (listen.ts).
  */
 export async function serveV2(deps: V2Deps, req: Request, res: Response): Promise<void> {
   const framed = readV2Message(req.headers, req.body);
@@ -55,7 +47,17 @@ export async function serveV2(deps: V2Deps, req: Request, res: Response): Promis
   const left = new AbortController();
   res.on('close', () => left.abort());
   const { request } = framed;
-  const answer = await dispatch(deps, res.locals.tenant as string, request, {
+  const tenant = res.locals.tenant as string;
+  if (request.method === 'subscriptions/listen') {
+    const refused = await listen(deps.engine, tenant, request, res);
+    if (refused) {
+      res
+        .status(refused.status ?? 200)
+        .json({ jsonrpc: '2.0', id: request.id, error: refused.error });
+    }
+    return;
+  }
+  const answer = await dispatch(deps, tenant, request, {
     requestId: res.locals.requestId as string | undefined,
     signal: left.signal,
   });
