@@ -16,9 +16,10 @@ const cleanups = new Set<() => unknown>();
 let plain: ApiProcess;
 let chat: ApiProcess;
 let worker: Proc;
+let prefix: string;
 
 beforeAll(async () => {
-  const prefix = uniquePrefix();
+  prefix = uniquePrefix();
   worker = await startWorker(prefix);
   cleanups.add(() => worker.stop());
   const env = { REDIS_URL: inject('redisUrl'), LONGRUN_PREFIX: prefix, LONGRUN_API_KEYS: API_KEYS };
@@ -177,6 +178,55 @@ describe('invalid requests', () => {
     expect(version.error?.code).toBe(-32600);
     const noMethod = await rpc(plain, '', undefined, { jsonrpc: '2.0', id: 2, params: {} });
     expect(noMethod.error?.code).toBe(-32600);
+  });
+});
+
+describe('starts the engine refuses', () => {
+  it('are errors naming why, on both bindings, never a task that is then unknown', async () => {
+    const before = await rpc(plain, 'ListTasks', { pageSize: 100 });
+    // Input that fails the job type's schema: invalid params naming the field.
+    const invalid = dataMessage({ type: 'sleep', input: { ms: 'soon' } });
+    const viaRpc = await rpc(plain, 'SendMessage', invalid);
+    expect(viaRpc.result).toBeUndefined();
+    expect(viaRpc.error?.code).toBe(-32602);
+    expect(viaRpc.error?.message).toMatch(/does not match job type "sleep".*ms/);
+    const viaRest = await rest(chat, 'POST', '/message:send', invalid);
+    expect(viaRest.status).toBe(400);
+    expect(reasonOf(viaRest.body)).toBe('INVALID_PARAMS');
+    expect(JSON.stringify(viaRest.body)).toMatch(/ms/);
+    // A type that is not served: invalid params too.
+    const unknown = await rpc(plain, 'SendMessage', dataMessage({ type: 'nope', input: {} }));
+    expect(unknown.error?.code).toBe(-32602);
+    expect(unknown.error?.message).toMatch(/Unknown job type "nope"/);
+    // Streamed: the same error, not a task event.
+    const streamed = await rpc(plain, 'SendStreamingMessage', invalid);
+    expect(streamed.error?.code).toBe(-32602);
+    const after = await rpc(plain, 'ListTasks', { pageSize: 100 });
+    const ids = (r: typeof after) => (r.result?.tasks as { id: string }[]).map((t) => t.id);
+    expect(ids(after).filter((id) => !ids(before).includes(id))).toHaveLength(0);
+  });
+
+  it('the open-task cap is an error saying to retry later, on both bindings', async () => {
+    const capped = await startApiProcess(cleanups, {
+      REDIS_URL: inject('redisUrl'),
+      LONGRUN_PREFIX: prefix,
+      LONGRUN_API_KEYS: API_KEYS,
+      LONGRUN_MAX_OPEN_TASKS: '1',
+    });
+    const open = await rpc(plain, 'SendMessage', {
+      ...dataMessage({ type: 'sleep', input: { ms: 60_000 } }),
+      configuration: { returnImmediately: true },
+    });
+    const openId = (open.result?.task as { id: string }).id;
+    const message = dataMessage({ type: 'echo', input: {} });
+    const viaRpc = await rpc(capped, 'SendMessage', message);
+    expect(viaRpc.result).toBeUndefined();
+    expect(viaRpc.error?.code).toBe(-32000);
+    expect(viaRpc.error?.message).toMatch(/unfinished tasks.*retry/i);
+    const viaRest = await rest(capped, 'POST', '/message:send', message);
+    expect(viaRest.status).toBe(429);
+    expect(JSON.stringify(viaRest.body)).toMatch(/RESOURCE_EXHAUSTED/);
+    await rpc(plain, 'CancelTask', { id: openId });
   });
 });
 
