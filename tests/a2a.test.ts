@@ -378,19 +378,30 @@ describe('tasks through two replicas', () => {
     expect(progress).toBe(true);
   }, 30_000);
 
-  it('rejects a message without a known type or with invalid input, with the validation message', async () => {
-    const unknown = await start(viaOne, { type: 'nope', input: {} });
-    expect(unknown.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
-    expect(statusParts(unknown).text).toMatch(/Unknown job type "nope"/);
-    const invalid = await start(viaTwo, { type: 'sleep', input: { ms: 'soon' } });
-    expect(invalid.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
-    expect(statusParts(invalid).text).toMatch(/does not match job type "sleep".*ms/);
+  it('refuses a message without a known type or with invalid input as invalid params, making no task', async () => {
+    const since = new Date().toISOString();
+    await expect(start(viaOne, { type: 'nope', input: {} })).rejects.toThrow(
+      /Unknown job type "nope"/,
+    );
+    const invalid = start(viaTwo, { type: 'sleep', input: { ms: 'soon' } });
+    await expect(invalid).rejects.toBeInstanceOf(RequestMalformedError);
+    await expect(invalid).rejects.toThrow(/does not match job type "sleep".*ms/);
     // A message with no parts is not a message: invalid params, and no task (tests/a2a-edges).
     await expect(
       viaOne.sendMessage({ ...send({}), message: { ...send({}).message!, parts: [] } }),
     ).rejects.toBeInstanceOf(RequestMalformedError);
-    // A rejected start made no task.
-    await expect(get(viaOne, invalid.id)).rejects.toBeInstanceOf(TaskNotFoundError);
+    // A refused start made no task.
+    const listed = await viaTwo.listTasks({
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageSize: 100,
+      pageToken: '',
+      historyLength: undefined,
+      statusTimestampAfter: since,
+      includeArtifacts: false,
+    });
+    expect(listed.tasks).toEqual([]);
   });
 
   it('the same message sent twice is one task (its messageId is the idempotency key)', async () => {
@@ -567,9 +578,9 @@ describe('push notifications', () => {
 
     const both = send({ type: 'echo', input: {}, callback: { url: receiver.url } });
     both.configuration!.taskPushNotificationConfig = pushConfig();
-    const rejected = (await viaTwo.sendMessage(both)) as Task;
-    expect(rejected.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
-    expect(statusParts(rejected).text).toMatch(/a callback or a push notification config/);
+    const rejected = viaTwo.sendMessage(both);
+    await expect(rejected).rejects.toBeInstanceOf(RequestMalformedError);
+    await expect(rejected).rejects.toThrow(/a callback or a push notification config/);
   });
 
   it('a private or loopback URL is refused when the config is made, before any connection', async () => {
@@ -596,10 +607,9 @@ describe('push notifications', () => {
     // Given at start, it refuses the start: no task is made.
     const message = send({ type: 'echo', input: {} });
     message.configuration!.taskPushNotificationConfig = pushConfig({ url: 'http://10.0.0.1/' });
-    const rejected = (await client.sendMessage(message)) as Task;
-    expect(rejected.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
-    expect(statusParts(rejected).text).toMatch(/push notification URL is not allowed/);
-    await expect(get(client, rejected.id)).rejects.toBeInstanceOf(TaskNotFoundError);
+    const rejected = client.sendMessage(message);
+    await expect(rejected).rejects.toBeInstanceOf(RequestMalformedError);
+    await expect(rejected).rejects.toThrow(/push notification URL is not allowed/);
     await cancel(client, task.id);
     expect(loopback.connections).toBe(0);
   });

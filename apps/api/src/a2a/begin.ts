@@ -1,17 +1,18 @@
-import type { Message, SendMessageRequest, Task } from '@a2a-js/sdk';
+import type { Message, SendMessageRequest } from '@a2a-js/sdk';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { idempotencyKeySchema, isTerminal, type TaskHandle } from '@longrun/core';
 import type { AnswerOutcome, TaskEngine } from '@longrun/engine';
 import { invalidProblem, submitProblem } from '../http/outcomes.js';
 import type { Caller } from './caller.js';
-import { describe, notFound } from './errors.js';
+import { describe, notFound, refusal } from './errors.js';
 import { checkMessage, messageBody, textBody } from './message.js';
 import { pushConfigBody, setPush } from './push-config.js';
-import { rejectedTask } from './task-mapping.js';
 import { traceparentIn } from '../http/trace-context.js';
 
-/** What a message led to: a task to follow, or a start the engine refused. */
-export type Begun = { handle: TaskHandle } | { rejected: Task };
+/** What a message led to: a task to follow (a start the engine refused throws). */
+export interface Begun {
+  handle: TaskHandle;
+}
 
 /**
  * What `SendMessage` does before it follows the task: a message on no task starts one; on a
@@ -68,12 +69,13 @@ async function start(
     contextId: message.contextId || undefined,
   });
   if (outcome.kind === 'created' || outcome.kind === 'replayed') return { handle: outcome.task };
+  // Refused: an error, never a task that then does not exist (issue 32).
   const problem = submitProblem(outcome, engine.retryAfter);
   const detail =
     outcome.kind === 'keyReused'
       ? `messageId ${message.messageId} was sent before with a different body`
       : describe(problem);
-  return { rejected: rejectedTask(message.contextId, detail, problem.toJSON()) };
+  throw refusal(problem, detail, caller.binding);
 }
 
 /** Answers the task's input request with the message's `{input}`. */

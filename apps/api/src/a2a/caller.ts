@@ -1,5 +1,7 @@
 import type { Request } from 'express';
 import type { ServerCallContext, User } from '@a2a-js/sdk/server';
+import { REST_PATH } from './card.js';
+import type { Binding } from './errors.js';
 
 /**
  * Who makes an A2A call: the tenant the bearer key belongs to (set by `requireTenant`, never by
@@ -15,6 +17,8 @@ export class Caller implements User {
     readonly requestId: string | undefined,
     /** Keeps an idle event stream open through proxies (an SSE comment); elsewhere a no-op. */
     readonly keepAlive: () => void = () => undefined,
+    /** The binding the call came over: a refusal's error differs between them. */
+    readonly binding: Binding = 'jsonrpc',
   ) {}
 
   get isAuthenticated(): boolean {
@@ -41,7 +45,9 @@ export class Caller implements User {
         res.write(': ping\n\n');
       }
     };
-    return new Caller(tenant, closed.signal, res.locals.requestId as string | undefined, keepAlive);
+    const binding = req.baseUrl.endsWith(REST_PATH) ? 'rest' : 'jsonrpc';
+    const requestId = res.locals.requestId as string | undefined;
+    return new Caller(tenant, closed.signal, requestId, keepAlive, binding);
   }
 }
 

@@ -66,7 +66,6 @@ export class EngineRequestHandler implements A2ARequestHandler {
     try {
       const caller = callerOf(context);
       const begun = await begin(this.engine, caller, params, this.defaultSkill);
-      if ('rejected' in begun) return begun.rejected;
       let task = a2aTask(begun.handle);
       if (params.configuration?.returnImmediately || interrupted(task)) return task;
       const watch = await this.engine.watch(caller.tenant, task.id);
@@ -89,10 +88,6 @@ export class EngineRequestHandler implements A2ARequestHandler {
     try {
       const caller = callerOf(context);
       const begun = await begin(this.engine, caller, params, this.defaultSkill);
-      if ('rejected' in begun) {
-        yield { payload: { $case: 'task', value: begun.rejected } };
-        return;
-      }
       const watch = await this.engine.watch(caller.tenant, begun.handle.taskId);
       if (watch.kind === 'notFound') {
         yield { payload: { $case: 'task', value: a2aTask(begun.handle) } };

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { Role, Task, TaskState, type Message, type Part, type StreamResponse } from '@a2a-js/sdk';
+import { Task, TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { toA2ATask, type TaskHandle } from '@longrun/core';
 
 /**
@@ -27,28 +26,6 @@ export function withHistory(task: Task, historyLength: number | undefined): Task
   if (historyLength === 0) task.history = [];
   else if (historyLength !== undefined) task.history = task.history.slice(-historyLength);
   return task;
-}
-
-/**
- * A start the engine refused (unknown type, invalid input, a cap): `TASK_STATE_REJECTED` with
- * why, as text and as data (`{problem}`, the HTTP API's problem document). No longrun task
- * exists for it, so its id is not found afterwards.
- */
-export function rejectedTask(contextId: string, detail: string, problem: unknown): Task {
-  const id = randomUUID();
-  const context = contextId || id;
-  return {
-    id,
-    contextId: context,
-    status: {
-      state: TaskState.TASK_STATE_REJECTED,
-      message: agentMessage(id, randomUUID(), [textPart(detail), dataPart({ problem })], context),
-      timestamp: new Date().toISOString(),
-    },
-    artifacts: [],
-    history: [],
-    metadata: undefined,
-  };
 }
 
 /** Whether a send (blocking or streaming) stops following the task here: terminal or waiting. */
@@ -90,36 +67,4 @@ export function streamUpdates(previous: Task, next: Task): StreamResponse[] {
     },
   });
   return updates;
-}
-
-function agentMessage(taskId: string, messageId: string, parts: Part[], contextId = taskId) {
-  const message: Message = {
-    messageId,
-    contextId,
-    taskId,
-    role: Role.ROLE_AGENT,
-    parts,
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-  return message;
-}
-
-function textPart(text: string): Part {
-  return {
-    content: { $case: 'text', value: text },
-    metadata: undefined,
-    filename: '',
-    mediaType: 'text/plain',
-  };
-}
-
-function dataPart(data: unknown): Part {
-  return {
-    content: { $case: 'data', value: data },
-    metadata: undefined,
-    filename: '',
-    mediaType: 'application/json',
-  };
 }
