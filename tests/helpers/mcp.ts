@@ -21,9 +21,12 @@ const MAX_TTL_MS = 3_600_000;
 
 /**
  * The running service as MCP clients meet it: the stock worker process and two API processes on
- * one prefix. `cleanups` collects what stops them.
+ * one prefix. `cleanups` collects what stops them; `extra` is added to every process's env.
  */
-export async function startMcpStack(cleanups: Set<() => unknown>): Promise<McpStack> {
+export async function startMcpStack(
+  cleanups: Set<() => unknown>,
+  extra: Record<string, string> = {},
+): Promise<McpStack> {
   const prefix = uniquePrefix();
   const env = {
     REDIS_URL: inject('redisUrl'),
@@ -34,8 +37,9 @@ export async function startMcpStack(cleanups: Set<() => unknown>): Promise<McpSt
     LONGRUN_DEFAULT_TTL_MS: '600000',
     // A restart waits this long for open streams (the clients' GET streams) before cutting them.
     LONGRUN_SHUTDOWN_GRACE_MS: '500',
+    ...extra,
   };
-  const worker = await startWorker(prefix);
+  const worker = await startWorker(prefix, extra);
   cleanups.add(() => worker.stop());
   const apis = await Promise.all([startApiProcess(cleanups, env), startApiProcess(cleanups, env)]);
   return {

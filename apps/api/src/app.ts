@@ -36,6 +36,8 @@ export interface AppDeps {
   maxTtlMs: number;
   /** The skill a text-only A2A message naming none starts (LONGRUN_A2A_DEFAULT_SKILL). */
   a2aDefaultSkill?: string | undefined;
+  /** The MCP door's conformance profile (LONGRUN_MCP_CONFORMANCE): the suite's fixtures. */
+  mcpConformance?: boolean | undefined;
   /** Requests per second per tenant; 0 = no limit. */
   rateLimitRps: number;
   /** Keys for `/admin/queues` (bull-board); empty: not mounted. */
@@ -126,6 +128,7 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
     maxTtlMs: deps.maxTtlMs,
     logger: deps.logger,
     streams,
+    conformance: deps.mcpConformance ?? false,
   });
   // The A2A door: its Agent Card without a key, everything under /a2a with one.
   app.use(a2aRouter(deps.engine, before, deps.logger, streams, deps.a2aDefaultSkill));

@@ -137,6 +137,14 @@ const schema = z
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'must be a job type name')
       .optional(),
+    /**
+     * `true`: the MCP door's conformance profile, for running the official MCP conformance suite
+     * (its fixture tools, prompts, resources, completion and logging). Never in production.
+     */
+    LONGRUN_MCP_CONFORMANCE: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
   })
   .refine((c) => clusterPrefixIssue(c) === null, {
     path: ['LONGRUN_PREFIX'],

@@ -165,6 +165,7 @@ async function main(): Promise<void> {
     logger,
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
     a2aDefaultSkill: config.LONGRUN_A2A_DEFAULT_SKILL,
+    mcpConformance: config.LONGRUN_MCP_CONFORMANCE,
     rateLimitRps: config.LONGRUN_RATE_LIMIT_RPS,
     adminKeys: config.LONGRUN_ADMIN_KEYS,
     adminReadOnly: config.LONGRUN_ADMIN_READ_ONLY,

@@ -5,6 +5,7 @@ import type { TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
 import { jsonBody } from '../http/json-body.js';
 import { holdStream, type StreamSlots } from '../http/stream-slots.js';
+import { ConformanceProfile } from './conformance/index.js';
 import { checkOrigin } from './origin.js';
 import { ToolListChanges } from './tool-list-changes.js';
 import { getV1, postV1, rpcError, type V1Deps } from './v1-http.js';
@@ -22,6 +23,8 @@ export interface McpDoorDeps {
   logger?: Logger | undefined;
   /** The open streams' count: a `tasks/result`, a `subscriptions/listen` and the GET stream each hold a slot. */
   streams: StreamSlots;
+  /** LONGRUN_MCP_CONFORMANCE: serve the official suite's fixtures (decision 67). */
+  conformance?: boolean | undefined;
 }
 
 /**
@@ -42,6 +45,7 @@ export function mountMcp(router: IRouter, deps: McpDoorDeps): void {
     validator: new AjvJsonSchemaValidator(),
     toolChanges: new ToolListChanges(() => deps.engine.knownJobTypes),
     logger: deps.logger,
+    conformance: deps.conformance ? new ConformanceProfile() : undefined,
   };
   const v2 = { engine: deps.engine };
   const held = holdStream(deps.streams, staysOpen);

@@ -18,6 +18,8 @@ const CALL_TOOL = CallToolRequestSchema.shape.method.value;
 export interface ToolRoutes {
   /** Tools the SDK serves as tasks: a call of one with `params.task` goes to its handler. */
   taskTools: ReadonlySet<string>;
+  /** Tools registered on the SDK's `McpServer` itself (the conformance profile's fixtures). */
+  sdkTools?: ReadonlySet<string> | undefined;
   /** Any other call: its tool result, or null when no tool has that name. */
   plain(
     name: string,
@@ -52,6 +54,7 @@ export function routeToolCalls(server: McpServer, routes: ToolRoutes): void {
     if (inner && request.params?.task !== undefined && routes.taskTools.has(name)) {
       return inner(request, extra);
     }
+    if (inner && routes.sdkTools?.has(name)) return inner(request, extra);
     const result = await routes.plain(name, request as { params?: Record<string, unknown> }, extra);
     if (!result) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     return result;

@@ -9,6 +9,7 @@ import { isSideChannelAnswer, readSideChannelId, type SideChannelAnswer } from '
 import { pushTaskStatuses } from './status-push.js';
 import type { ToolListChanges } from './tool-list-changes.js';
 import { v1Server } from './v1-server.js';
+import { isReconnectionCall, type ConformanceProfile } from './conformance/index.js';
 
 export interface V1Deps {
   engine: TaskEngine;
@@ -16,6 +17,8 @@ export interface V1Deps {
   validator: jsonSchemaValidator;
   toolChanges: ToolListChanges;
   logger?: Logger | undefined;
+  /** The conformance profile (LONGRUN_MCP_CONFORMANCE), off when absent. */
+  conformance?: ConformanceProfile | undefined;
 }
 
 /**
@@ -43,7 +46,9 @@ export async function postV1(deps: V1Deps, req: Request, res: Response): Promise
   for (const answer of messages.filter(isSideChannelAnswer)) {
     await intake(deps.engine, tenant, answer, deps.logger);
   }
-  const rest = messages.filter((m) => !isSideChannelAnswer(m));
+  // The profile's own requests to the client (sampling, elicitation) are answered here.
+  const pending = deps.conformance?.pending;
+  const rest = messages.filter((m) => !isSideChannelAnswer(m) && !pending?.take(m));
   if (rest.length === 0) {
     res.status(202).end();
     return;
@@ -59,6 +64,8 @@ export async function postV1(deps: V1Deps, req: Request, res: Response): Promise
     logger: deps.logger,
     validator: deps.validator,
     signal: gone.signal,
+    conformance: deps.conformance,
+    jsonResponse: deps.conformance !== undefined && rest.every(isReconnectionCall),
   });
   // Nothing outlives the request: a client gone stops a held tasks/result too.
   res.on('close', () => {
@@ -87,6 +94,7 @@ export async function getV1(deps: V1Deps, req: Request, res: Response): Promise<
     maxTtlMs: deps.maxTtlMs,
     logger: deps.logger,
     validator: deps.validator,
+    conformance: deps.conformance,
   });
   const off = deps.toolChanges.add(() => server.sendToolListChanged());
   const stopPush = session.tasks

@@ -20,6 +20,11 @@ import { progressNotifier, progressTokenOf } from './task-follow.js';
 import { routeToolCalls } from './tool-calls.js';
 import { toolsFrom } from './tools.js';
 import { traceparentIn } from '../http/trace-context.js';
+import {
+  PROFILE_CAPABILITIES,
+  registerFixtures,
+  type ConformanceProfile,
+} from './conformance/index.js';
 
 /** What the door says about itself (`serverInfo`). */
 export const SERVER_INFO = { name: 'longrun', version: '0.1.0' };
@@ -56,6 +61,10 @@ export interface V1RequestDeps {
   validator: jsonSchemaValidator;
   /** Aborted when the HTTP request is gone. */
   signal?: AbortSignal | undefined;
+  /** The conformance profile (LONGRUN_MCP_CONFORMANCE), off when absent. */
+  conformance?: ConformanceProfile | undefined;
+  /** Answer the request as JSON rather than an event stream (the profile's test_reconnection). */
+  jsonResponse?: boolean | undefined;
 }
 
 /**
@@ -80,13 +89,17 @@ export function v1Server(deps: V1RequestDeps): {
     maxTtlMs: deps.maxTtlMs,
     requestId: deps.requestId,
   });
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    ...(deps.jsonResponse ? { enableJsonResponse: true } : {}),
+  });
   // The server's answers to this request's messages go back on it (see EngineMessageQueue).
   const queue = new EngineMessageQueue(engine, tenant, (message) => transport.send(message));
   const server = new McpServer(SERVER_INFO, {
     capabilities: {
       tools: { listChanged: true },
       tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      ...(deps.conformance ? PROFILE_CAPABILITIES : {}),
     },
     instructions: INSTRUCTIONS,
     taskStore,
@@ -119,10 +132,23 @@ export function v1Server(deps: V1RequestDeps): {
       },
     );
   }
+  const taskTools = new Set(tools.map((t) => t.name));
+  const fixtures = deps.conformance
+    ? registerFixtures(
+        server,
+        {
+          session: deps.session,
+          pending: deps.conformance.pending,
+          send: (message, relatedRequestId) => transport.send(message, { relatedRequestId }),
+        },
+        taskTools,
+      )
+    : [];
   // Task-augmented calls go to the SDK; the rest (a job type without Tasks, a follow tool) are
   // answered here; an unknown tool is a protocol error (-32602).
   routeToolCalls(server, {
-    taskTools: new Set(tools.map((t) => t.name)),
+    taskTools,
+    sdkTools: new Set(fixtures.map((t) => t.name)),
     plain: async (name, request, extra) => {
       const sdk = extra as PlainExtra;
       const sendNotification = sdk.sendNotification.bind(sdk);
@@ -158,6 +184,7 @@ export function v1Server(deps: V1RequestDeps): {
         // A client that did not declare tasks may call every tool plainly (issue 32).
         execution: { taskSupport: deps.session.tasks ? tool.taskSupport : 'optional' },
       })),
+      ...fixtures,
       ...FOLLOW_TOOLS.map((tool): Tool => ({
         name: tool.name,
         description: tool.description,
