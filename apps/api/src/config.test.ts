@@ -84,6 +84,13 @@ describe('api config', () => {
     expect(message('ac me:aaaaaaaaaaaaaaaa1')).toMatch(/entry 1 of 1.*tenant "ac me"/);
   });
 
+  it('LONGRUN_MCP_CONFORMANCE is off unless exactly true, and refuses anything else', () => {
+    expect(loadConfig({}).LONGRUN_MCP_CONFORMANCE).toBe(false);
+    expect(loadConfig({ LONGRUN_MCP_CONFORMANCE: 'true' }).LONGRUN_MCP_CONFORMANCE).toBe(true);
+    expect(loadConfig({ LONGRUN_MCP_CONFORMANCE: 'false' }).LONGRUN_MCP_CONFORMANCE).toBe(false);
+    expect(() => loadConfig({ LONGRUN_MCP_CONFORMANCE: 'yes' })).toThrow(/LONGRUN_MCP_CONFORMANCE/);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ PORT: '', LONGRUN_API_KEYS: '' }).PORT).toBe(3000);
   });

@@ -200,6 +200,11 @@ async function main(): Promise<void> {
     { port, host: config.HOST ?? 'all interfaces', streams, tracing: tracing?.exporters ?? 'off' },
     'api ready',
   );
+  if (config.LONGRUN_MCP_CONFORMANCE) {
+    logger.warn(
+      'LONGRUN_MCP_CONFORMANCE=true: the MCP door serves the conformance suite’s fixtures (test tools, prompts, resources); for running the suite, never in production',
+    );
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -6,7 +6,13 @@ import { startTracing } from './tracing.js';
 async function main(): Promise<void> {
   // Before the worker exists: no span is made unless the OTEL_* variables ask for tracing.
   const tracing = await startTracing('longrun-worker', process.env);
-  const worker = createWorker({ ...workerOptionsFromEnv(), jobs: stockCatalog(process.env) });
+  const jobs = stockCatalog(process.env);
+  if (jobs.has('test_simple_text')) {
+    console.warn(
+      'LONGRUN_MCP_CONFORMANCE=true: serving the MCP conformance suite’s job fixtures (test_*); never in production',
+    );
+  }
+  const worker = createWorker({ ...workerOptionsFromEnv(), jobs });
   stopOnSignals(worker, tracing?.shutdown);
   await worker.start();
 }
