@@ -1,7 +1,8 @@
-import type { TaskHandle } from '@longrun/core';
+import { isTerminal, type TaskHandle } from '@longrun/core';
 import type { TaskEngine } from '@longrun/engine';
 import { submitError, type RpcError } from './errors.js';
 import { handleResult } from './follow-views.js';
+import type { AskOutcome } from './plain-input.js';
 import { followTask } from './task-follow.js';
 import { toolResultOf, type ToolResult } from './task-views.js';
 import { toolNamed } from './tools.js';
@@ -21,6 +22,11 @@ export interface PlainCallContext {
   signal: AbortSignal;
   /** Each handle seen while a short tool's call waits (progress notifications). */
   onUpdate?: ((handle: TaskHandle) => void) | undefined;
+  /**
+   * Asks the client for a short task's open input request on the call's stream (a client that
+   * declared form elicitation: `askForInput`); unset, the call waits for an answer from elsewhere.
+   */
+  askInput?: ((handle: TaskHandle) => Promise<AskOutcome>) | undefined;
 }
 
 /**
@@ -53,12 +59,7 @@ export async function plainCall(
   const waitMs = tool.plainWaitMs;
   if (waitMs === undefined)
     return { kind: 'result', result: handleResult(task, { started: true }) };
-  await followTask(engine, tenant, task.taskId, {
-    waitMs,
-    untilStatusChange: false,
-    signal: ctx.signal,
-    onUpdate: ctx.onUpdate,
-  });
+  await waitForEnd(engine, tenant, task.taskId, waitMs, ctx);
   const finished = await engine.result(tenant, task.taskId);
   if (finished.kind === 'finished')
     return { kind: 'result', result: toolResultOf(finished.result) };
@@ -70,4 +71,34 @@ export async function plainCall(
       error: { message: `The tool did not finish within ${waitMs} ms and was cancelled` },
     }),
   };
+}
+
+/**
+ * Follows a short task until it ends or `waitMs` of its running has passed. With `askInput`,
+ * each input request it makes is asked of the client in the call, and the time a person takes
+ * to answer does not count against the bound (it bounds the run, not the answer).
+ */
+async function waitForEnd(
+  engine: TaskEngine,
+  tenant: string,
+  taskId: string,
+  waitMs: number,
+  ctx: PlainCallContext,
+): Promise<void> {
+  const askInput = ctx.askInput;
+  let deadline = Date.now() + waitMs;
+  for (;;) {
+    const handle = await followTask(engine, tenant, taskId, {
+      waitMs: Math.max(0, deadline - Date.now()),
+      untilStatusChange: false,
+      untilInput: askInput !== undefined,
+      signal: ctx.signal,
+      onUpdate: ctx.onUpdate,
+    });
+    if (!handle || isTerminal(handle.status) || ctx.signal.aborted) return;
+    if (Date.now() >= deadline || !askInput || handle.status !== 'input_required') return;
+    const asked = Date.now();
+    if ((await askInput(handle)) !== 'answered') return;
+    deadline += Date.now() - asked;
+  }
 }

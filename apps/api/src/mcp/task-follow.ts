@@ -9,6 +9,8 @@ export interface FollowOptions {
    * the task ends).
    */
   untilStatusChange: boolean;
+  /** Stop when the task waits for input (at once, or when it comes to ask). */
+  untilInput?: boolean | undefined;
   /** Stops the wait (the client is gone). */
   signal: AbortSignal;
   /** Each handle the task's event list shows while waiting (progress, status). */
@@ -32,7 +34,8 @@ export async function followTask(
   const first = watch.first.handle;
   if (isTerminal(first.status) || opts.waitMs <= 0 || opts.signal.aborted) return first;
   // A task that waits for input waits for the caller: answer now rather than hold the call.
-  if (opts.untilStatusChange && first.status === 'input_required') return first;
+  const untilInput = opts.untilStatusChange || opts.untilInput === true;
+  if (untilInput && first.status === 'input_required') return first;
   return new Promise((resolve) => {
     let latest = first;
     let settled = false;
@@ -53,7 +56,8 @@ export async function followTask(
         latest = handle;
         opts.onUpdate?.(handle);
         const changed = opts.untilStatusChange && handle.status !== first.status;
-        if (changed || isTerminal(handle.status)) finish();
+        const asks = opts.untilInput === true && handle.status === 'input_required';
+        if (changed || asks || isTerminal(handle.status)) finish();
       },
       heartbeat: () => undefined,
       end: finish,

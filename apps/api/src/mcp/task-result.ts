@@ -15,6 +15,7 @@ import { TASK_NOT_FOUND } from './errors.js';
 import type { McpSession } from './session.js';
 import { elicitationRequest, readSideChannelId } from './side-channel.js';
 import { elicitationOf, inputKeyOf, toolResultOf } from './task-views.js';
+import { Wakeup } from './wakeup.js';
 
 export interface TaskResultDeps {
   engine: TaskEngine;
@@ -110,33 +111,4 @@ export function taskResultHandler(deps: TaskResultDeps) {
       return 'reoffer';
     }
   };
-}
-
-/** A wake-up that may come before anyone waits for it (then the next wait returns at once). */
-class Wakeup {
-  private pending = false;
-  private release: (() => void) | undefined;
-
-  fire(): void {
-    if (this.release) this.release();
-    else this.pending = true;
-  }
-
-  wait(ms: number, signal: AbortSignal): Promise<void> {
-    if (this.pending || signal.aborted) {
-      this.pending = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        this.release = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener('abort', done, { once: true });
-      this.release = done;
-    });
-  }
 }

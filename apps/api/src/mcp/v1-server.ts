@@ -5,8 +5,10 @@ import {
   GetTaskPayloadRequestSchema,
   ListToolsRequestSchema,
   type CallToolResult,
+  type JSONRPCMessage,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { TaskHandle } from '@longrun/core';
 import { z } from 'zod';
 import type { TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
@@ -16,6 +18,7 @@ import type { McpSession } from './session.js';
 import { taskResultHandler } from './task-result.js';
 import { callFollowTool, FOLLOW_TOOLS, isFollowTool } from './follow-tools.js';
 import { plainCall } from './plain-call.js';
+import { askForInput } from './plain-input.js';
 import { progressNotifier, progressTokenOf } from './task-follow.js';
 import { routeToolCalls } from './tool-calls.js';
 import { toolsFrom } from './tools.js';
@@ -44,6 +47,7 @@ export const INSTRUCTIONS =
 /** What the plain tools/call route reads of the SDK's request extra. */
 interface PlainExtra {
   signal: AbortSignal;
+  requestId: string | number;
   sendNotification(notification: {
     method: string;
     params: Record<string, unknown>;
@@ -163,11 +167,18 @@ export function v1Server(deps: V1RequestDeps): {
           onUpdate,
         })) as CallToolResult;
       }
+      // A client that takes form elicitation is asked a short task's questions in the call.
+      const send = (message: JSONRPCMessage) =>
+        transport.send(message, { relatedRequestId: sdk.requestId });
+      const askInput = deps.session.elicitation
+        ? (handle: TaskHandle) => askForInput({ engine, tenant, queue, send }, handle, signal)
+        : undefined;
       const outcome = await plainCall(engine, tenant, name, args, {
         requestId: deps.requestId,
         traceparent: traceparentIn(request.params?._meta),
         signal,
         onUpdate,
+        askInput,
       });
       if (outcome.kind === 'unknown') return null;
       if (outcome.kind === 'result') return outcome.result as CallToolResult;

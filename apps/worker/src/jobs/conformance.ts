@@ -42,4 +42,27 @@ export const progressJob = defineJobType({
   },
 });
 
-export const conformanceJobs = [simpleTextJob, errorHandlingJob, progressJob];
+/**
+ * Asks the user for a username and email (`ctx.requestInput`) and answers what they gave. Called
+ * without Tasks by a client that declared elicitation, the door asks the question in the call
+ * (`elicitation/create` on its stream) and answers the task with the reply.
+ */
+export const elicitationJob = defineJobType({
+  name: 'test_elicitation',
+  input: z
+    .strictObject({ message: z.string().min(1).max(10_000) })
+    .describe('Conformance fixture: asks the user for a username and email.'),
+  timeoutMs: 10_000,
+  async handler({ message }, ctx) {
+    const answer = await ctx.requestInput({
+      message,
+      schema: z.strictObject({
+        username: z.string().max(200).describe("User's response"),
+        email: z.string().max(200).describe("User's email address"),
+      }),
+    });
+    return `User response: action=accept, content=${JSON.stringify(answer)}`;
+  },
+});
+
+export const conformanceJobs = [simpleTextJob, errorHandlingJob, progressJob, elicitationJob];

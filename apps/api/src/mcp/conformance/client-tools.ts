@@ -66,15 +66,6 @@ const ELICITATIONS: Record<string, { message: string; schema: Record<string, unk
   },
 };
 
-const USER_INFO = {
-  type: 'object',
-  properties: {
-    username: { type: 'string', description: "User's response" },
-    email: { type: 'string', description: "User's email address" },
-  },
-  required: ['username', 'email'],
-};
-
 /** The fixture tools that ask the client something (sampling, elicitation), as listed. */
 export const CLIENT_TOOLS: Tool[] = [
   {
@@ -84,15 +75,6 @@ export const CLIENT_TOOLS: Tool[] = [
       type: 'object',
       properties: { prompt: { type: 'string' } },
       required: ['prompt'],
-    },
-  },
-  {
-    name: 'test_elicitation',
-    description: 'Conformance fixture: asks the user (elicitation) for a username and email.',
-    inputSchema: {
-      type: 'object',
-      properties: { message: { type: 'string' } },
-      required: ['message'],
     },
   },
   ...Object.keys(ELICITATIONS).map((name) => ({
@@ -124,7 +106,6 @@ export function registerClientTools(server: McpServer, ctx: FixtureContext): voi
     message: string,
     schema: Record<string, unknown>,
     extra: Extra,
-    label: string,
   ): Promise<CallToolResult> => {
     if (!ctx.session.elicitation) return failure('This client did not declare elicitation');
     const answer = await ask(ctx, extra, 'elicitation/create', {
@@ -135,18 +116,11 @@ export function registerClientTools(server: McpServer, ctx: FixtureContext): voi
     const parsed = ElicitResultSchema.safeParse(answer.result);
     if (!parsed.success) return failure('The client answered no elicitation result');
     const { action, content } = parsed.data;
-    const text = `${label}: action=${action}, content=${JSON.stringify(content ?? {})}`;
+    const text = `Elicitation completed: action=${action}, content=${JSON.stringify(content ?? {})}`;
     return { content: [{ type: 'text', text }] };
   };
-  server.registerTool(
-    'test_elicitation',
-    { inputSchema: z.object({ message: z.string() }) },
-    ({ message }, extra) => elicit(message, USER_INFO, extra, 'User response'),
-  );
   for (const [name, { message, schema }] of Object.entries(ELICITATIONS)) {
-    server.registerTool(name, {}, (extra) =>
-      elicit(message, schema, extra, 'Elicitation completed'),
-    );
+    server.registerTool(name, {}, (extra) => elicit(message, schema, extra));
   }
 }
 
