@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startMcpStack, type McpStack } from './helpers/mcp.js';
 import { KEY_A } from './helpers/service.js';
 
@@ -225,5 +226,62 @@ describe('the conformance profile', () => {
     });
     const page = (await res.json()) as { tasks: { status: string }[] };
     expect(page.tasks.map((t) => t.status)).toContain('failed');
+  });
+
+  it('a short task’s question is asked in a plain call (elicitation), the answer crossing replicas', async () => {
+    // Answers go to the replica that is not holding the call.
+    const routed: { replica: number; rpc: string }[] = [];
+    let next = 0;
+    let callReplica = 0;
+    const fetchVia = (input: string | URL | Request, init?: RequestInit) => {
+      const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as unknown) : {};
+      const method = (body as { method?: unknown }).method;
+      const rpc = typeof method === 'string' ? method : init?.method === 'POST' ? 'response' : '';
+      let replica = next++ % 2;
+      if (rpc === 'response') replica = 1 - callReplica;
+      if (rpc === 'tools/call') callReplica = replica;
+      routed.push({ replica, rpc });
+      const target = new URL(input instanceof Request ? input.url : String(input));
+      target.host = new URL(stack.apis[replica]!.url).host;
+      return fetch(target, init);
+    };
+    const client = new Client(
+      { name: 'no-tasks', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    const asked: { message: string; requestedSchema: unknown }[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params as { message: string; requestedSchema: unknown });
+      return { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } };
+    });
+    const transport = new StreamableHTTPClientTransport(new URL(`${stack.apis[0]!.url}/mcp`), {
+      fetch: fetchVia,
+      requestInit: { headers: { Authorization: `Bearer ${KEY_A}` } },
+    });
+    await client.connect(transport);
+    cleanups.add(() => client.close());
+    const result = await client.callTool({
+      name: 'test_elicitation',
+      arguments: { message: 'Who are you?' },
+    });
+    expect(asked.map((a) => a.message)).toEqual(['Who are you?']);
+    expect(JSON.stringify(asked[0]!.requestedSchema)).toMatch(/username.*email/);
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toEqual([
+      {
+        type: 'text',
+        text: 'User response: action=accept, content={"username":"ada","email":"ada@example.com"}',
+      },
+    ]);
+    const call = routed.find((r) => r.rpc === 'tools/call')!;
+    const answer = routed.find((r) => r.rpc === 'response')!;
+    expect(answer.replica).not.toBe(call.replica);
+    // The task, over HTTP: completed with what the job made of the answer.
+    const res = await fetch(`${stack.apis[0]!.url}/v1/jobs?type=test_elicitation&view=full`, {
+      headers: { Authorization: `Bearer ${KEY_A}` },
+    });
+    const page = (await res.json()) as { tasks: { status: string; result?: unknown }[] };
+    expect(page.tasks[0]).toMatchObject({ status: 'completed' });
+    expect(String(page.tasks[0]!.result)).toContain('ada@example.com');
   });
 });
