@@ -284,4 +284,47 @@ describe('the conformance profile', () => {
     expect(page.tasks[0]).toMatchObject({ status: 'completed' });
     expect(String(page.tasks[0]!.result)).toContain('ada@example.com');
   });
+
+  it('a client that cannot take the question is not asked again; an answer over HTTP ends the call', async () => {
+    const client = new Client(
+      { name: 'no-form', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    let asked = 0;
+    client.setRequestHandler(ElicitRequestSchema, () => {
+      asked++;
+      throw new Error('this client shows no forms');
+    });
+    const transport = new StreamableHTTPClientTransport(new URL(`${stack.apis[1]!.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${KEY_A}` } },
+    });
+    await client.connect(transport);
+    cleanups.add(() => client.close());
+    const message = `Who are you? ${Date.now()}`;
+    const call = client.callTool({ name: 'test_elicitation', arguments: { message } });
+    const auth = { Authorization: `Bearer ${KEY_A}`, 'Content-Type': 'application/json' };
+    // The task waits for input; answer it through the HTTP API (the other replica).
+    let id: string | undefined;
+    for (let i = 0; !id && i < 100; i++) {
+      const res = await fetch(
+        `${stack.apis[0]!.url}/v1/jobs?type=test_elicitation&status=input_required`,
+        { headers: auth },
+      );
+      const page = (await res.json()) as { tasks: { taskId: string; statusMessage: string }[] };
+      id = page.tasks.find((t) => t.statusMessage === message)?.taskId;
+      if (!id) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(id, 'the task asks for input').toBeDefined();
+    await new Promise((r) => setTimeout(r, 300)); // the client's refusal reaches the call
+    const answered = await fetch(`${stack.apis[0]!.url}/v1/jobs/${id}/input`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ input: { username: 'bob', email: 'bob@example.com' } }),
+    });
+    expect(answered.status).toBeLessThan(300);
+    const result = await call;
+    expect(result.isError).toBeFalsy();
+    expect(JSON.stringify(result.content)).toContain('bob@example.com');
+    expect(asked).toBe(1);
+  });
 });
