@@ -85,7 +85,7 @@ async function waitForEnd(
   waitMs: number,
   ctx: PlainCallContext,
 ): Promise<void> {
-  const askInput = ctx.askInput;
+  let askInput = ctx.askInput;
   let deadline = Date.now() + waitMs;
   for (;;) {
     const handle = await followTask(engine, tenant, taskId, {
@@ -98,7 +98,11 @@ async function waitForEnd(
     if (!handle || isTerminal(handle.status) || ctx.signal.aborted) return;
     if (Date.now() >= deadline || !askInput || handle.status !== 'input_required') return;
     const asked = Date.now();
-    if ((await askInput(handle)) !== 'answered') return;
-    deadline += Date.now() - asked;
+    const outcome = await askInput(handle);
+    if (outcome === 'gone') return;
+    // A client that cannot take the question is not asked again: an answer may come from
+    // elsewhere (HTTP, longrun_answer_task) until the bound.
+    if (outcome === 'refused') askInput = undefined;
+    else deadline += Date.now() - asked;
   }
 }
