@@ -82,7 +82,8 @@ export interface V1RequestDeps {
  * `optional` to a client that did not declare tasks; `tools/call`, whose calls without
  * `params.task` (and follow tools) are served by `plainCall` and `callFollowTool`; and
  * `tasks/result`, which holds on the engine and carries the input side channel across replicas
- * (`taskResultHandler`).
+ * (`taskResultHandler`). With the conformance profile (`deps.conformance`) the suite's fixtures
+ * are registered on the same server (`conformance/`, decision 67).
  */
 export function v1Server(deps: V1RequestDeps): {
   server: McpServer;

@@ -27,8 +27,10 @@ export const PROFILE_CAPABILITIES: ServerCapabilities = { logging: {} };
 export const FIXTURE_TOOLS: readonly Tool[] = [...CONTENT_TOOLS, ...CLIENT_TOOLS];
 
 /**
- * Registers the fixtures on one request's server; the fixture tools registered (those no job
- * type of the same name shadows), for `tools/list` and `tools/call`.
+ * Registers the fixtures on one request's server; the fixture tools registered, for `tools/list`
+ * and `tools/call`. A job type registered under a fixture's name would clash with it in the
+ * SDK's tool map, so then no fixture tool is registered (the job types are what the deployment
+ * serves).
  */
 export function registerFixtures(
   server: McpServer,
