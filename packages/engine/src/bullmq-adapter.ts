@@ -3,6 +3,15 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Job, RedisQueueBackend, type JobsOptions, type Queue } from 'bullmq';
 
+import { BULLMQ_MAX_PRIORITY, PRIORITY_SCORE_SHIFT } from './bullmq-adapter-lua.js';
+
+export {
+  BULLMQ_MAX_PRIORITY,
+  BULLMQ_PRIORITIZED_LUA,
+  BULLMQ_QUICK_ADD_LUA,
+  PRIORITY_SCORE_SHIFT,
+} from './bullmq-adapter-lua.js';
+
 /**
  * The one module that touches BullMQ's internals (decisions 39 and 55): everything else in the
  * engine uses BullMQ's public API or this. What it relies on, all pinned by
@@ -115,73 +124,6 @@ end
   : '';
 
 /**
- * Lua defining `bullmq_quick_add(tag, keys, argv, priority)`: what BullMQ's standard and
- * prioritized add scripts do for a job with its own id and no parent, repeat or deduplication
- * (every job a create adds), written out once instead of run through BullMQ's script, whose
- * body defines some thirty functions again at every add (decision 69). The queue's settings
- * it reads (the events' cap, paused or at its concurrency) and its marker are read and written
- * once per queue and script call: nothing else writes them during the call. `priority` (a
- * number, or nil) replaces the options' priority, as `set_fair_priority` would. Returns false
- * for any other add (another kind, a parent, a job id already taken): the caller runs BullMQ's
- * own script. `bullmq-adapter.test.ts` compares what it writes with what BullMQ's writes.
- */
-export const BULLMQ_QUICK_ADD_LUA = `local quick_queues = {}
-local function bullmq_quick_queue(meta, active)
-  local q = quick_queues[meta]
-  if q then return q end
-  local max_events = redis.call('HGET', meta, 'opts.maxLenEvents')
-  if not max_events then
-    max_events = 10000
-    redis.call('HSET', meta, 'opts.maxLenEvents', max_events)
-  end
-  local attrs = redis.call('HMGET', meta, 'paused', 'concurrency')
-  local held = false
-  if attrs[1] then held = true
-  elseif attrs[2] then held = redis.call('LLEN', active) >= tonumber(attrs[2]) end
-  q = {max_events = max_events, held = held, marked = false}
-  quick_queues[meta] = q
-  return q
-end
-local function bullmq_quick_add(tag, keys, argv, priority)
-  if tag ~= 's' and tag ~= 'p' then return false end
-  local args = cmsgpack.unpack(argv[1])
-  local id = args[2]
-  if not id or id == '' or args[5] ~= nil or args[7] ~= nil or args[8] ~= nil or args[9] ~= nil then
-    return false
-  end
-  local job_key = args[1] .. id
-  if redis.call('EXISTS', job_key) == 1 then return false end
-  local opts = cmsgpack.unpack(argv[3])
-  if opts['de'] ~= nil then return false end
-  if priority then opts['priority'] = priority end
-  local marker, meta, id_key, active, events
-  if tag == 's' then
-    meta, id_key, active, events, marker = keys[3], keys[4], keys[7], keys[8], keys[9]
-  else
-    marker, meta, id_key, active, events = keys[1], keys[2], keys[3], keys[7], keys[8]
-  end
-  redis.call('INCR', id_key)
-  local q = bullmq_quick_queue(meta, active)
-  local p = opts['priority'] or 0
-  redis.call('HMSET', job_key, 'name', args[3], 'data', argv[2], 'opts', cjson.encode(opts),
-    'timestamp', args[4], 'delay', opts['delay'] or 0, 'priority', p)
-  redis.call('XADD', events, '*', 'event', 'added', 'jobId', id, 'name', args[3])
-  if tag == 's' then
-    redis.call(opts['lifo'] and 'RPUSH' or 'LPUSH', keys[1], id)
-  else
-    local counter = redis.call('INCR', keys[9])
-    redis.call('ZADD', keys[4], p * 0x100000000 + counter % 0x100000000, id)
-  end
-  if not q.held and not q.marked then
-    redis.call('ZADD', marker, 0, '0')
-    q.marked = true
-  end
-  redis.call('XADD', events, 'MAXLEN', '~', q.max_events, '*', 'event', 'waiting', 'jobId', id)
-  return true
-end
-`;
-
-/**
  * The priority a fair-share job is built with (`TaskQueue.prepare`) until the create script sets
  * the tenant's turn: a value msgpack writes in five bytes (0xce and four), so that the script can
  * overwrite those bytes in BullMQ's packed options instead of unpacking and repacking them
@@ -226,12 +168,16 @@ local function set_fair_priority(opts, priority)
 end
 `;
 
-/** A job's add as BullMQ built it: which script, its keys, and its three arguments. */
+/**
+ * A job's add: which script (`AddTag`, BullMQ's, with BullMQ's arguments; `S` or `P`, the
+ * standard or prioritized add of `bullmq_quick_add`, with `quickAdd`'s), its keys, and its
+ * three arguments.
+ */
 export interface JobAdd {
-  tag: AddTag;
+  tag: AddTag | 'S' | 'P';
   /** The script's keys, padded to `ADD_KEYS` with its first. */
   keys: string[];
-  /** Packed arguments, the data as JSON, packed options (BullMQ's encoding). */
+  /** Packed arguments, the data as JSON, packed options (BullMQ's encoding; see `JobAdd.tag`). */
   args: [Buffer | string, string, Buffer | string];
 }
 
@@ -275,6 +221,73 @@ export function captureAdd(
   return { tag: ADD_SCRIPTS[command], keys, args: [packed, jobData, packedOpts] };
 }
 
+/** The options `quickAdd` writes out itself: any other one goes through BullMQ's own add. */
+const QUICK_OPTS = new Set([
+  'jobId',
+  'priority',
+  'attempts',
+  'backoff',
+  'removeOnComplete',
+  'removeOnFail',
+  'timestamp',
+]);
+const addKeys = new WeakMap<Queue, { s?: string[]; p?: string[] }>();
+
+/** The keys BullMQ's standard (`s`) or prioritized (`p`) add of `queue` takes, recorded once. */
+function keysOf(queue: Queue, kind: 's' | 'p'): string[] | undefined {
+  let known = addKeys.get(queue);
+  if (!known) addKeys.set(queue, (known = {}));
+  if (!known[kind]) {
+    const sample = { jobId: 'quick-keys', ...(kind === 'p' ? { priority: 1 } : {}) };
+    const add = captureAdd(queue, 'quick-keys', {}, sample);
+    if (add?.tag !== kind) return undefined;
+    known[kind] = add.keys;
+  }
+  return known[kind];
+}
+
+/**
+ * The add `queue.add(name, data, opts)` would send, for `bullmq_quick_add` (tags `S` and `P`):
+ * the job as BullMQ's `Job` would store it (its options with `attempts` defaulted, the data as
+ * JSON, the time now), built here without BullMQ's `Job` and msgpack, which a submit's API paid
+ * for and the create's Lua unpacked again (decision 69). `undefined` for any job with an option
+ * other than `QUICK_OPTS`, a delay, or what BullMQ's own checks refuse (an id that is an integer
+ * or holds ':', a priority not an integer up to `BULLMQ_MAX_PRIORITY`): `captureAdd` takes it.
+ */
+export function quickAdd(
+  queue: Queue,
+  name: string,
+  data: unknown,
+  opts: JobsOptions & { jobId: string },
+): JobAdd | undefined {
+  if (!scripts || !(queue.backend instanceof RedisQueueBackend)) return undefined;
+  for (const [option, value] of Object.entries(opts)) {
+    if (value !== undefined && !QUICK_OPTS.has(option)) return undefined;
+  }
+  const { jobId, priority = 0, backoff, timestamp } = opts;
+  if (!/^\S+$/.test(jobId) || jobId.includes(':') || `${parseInt(jobId, 10)}` === jobId) {
+    return undefined;
+  }
+  if (!Number.isInteger(priority) || priority < 0 || priority > BULLMQ_MAX_PRIORITY) {
+    return undefined;
+  }
+  if (backoff !== undefined && (typeof backoff !== 'object' || backoff === null)) return undefined;
+  if (!name || (timestamp !== undefined && !Number.isInteger(timestamp))) return undefined;
+  const kind = priority > 0 ? 'p' : 's';
+  const keys = keysOf(queue, kind);
+  if (!keys) return undefined;
+  const { priority: _set, ...stored } = opts;
+  return {
+    tag: kind === 'p' ? 'P' : 'S',
+    keys,
+    args: [
+      `${timestamp || Date.now()} ${priority} ${jobId} ${name}`,
+      JSON.stringify(data === undefined ? {} : data),
+      JSON.stringify({ attempts: 0, ...stored }),
+    ],
+  };
+}
+
 /** The Redis keys of a queue's internal sets and job hashes, as BullMQ names them. */
 export interface QueueKeys {
   /** A job's hash (its `data`, `opts`, `priority`, …). */
@@ -316,12 +329,6 @@ export function delayedDueAt(score: number | string): number {
 }
 
 /**
- * A prioritized job's score is its priority times this, plus a counter below it (2³²). The
- * fair-share Lua (decision 53) reads and rewrites scores with it (its `P32`).
- */
-export const PRIORITY_SCORE_SHIFT = 4294967296;
-
-/**
  * A prioritized job's priority, from its score in the prioritized set.
  *
  * @example
@@ -330,21 +337,3 @@ export const PRIORITY_SCORE_SHIFT = 4294967296;
 export function prioritizedPriority(score: number | string): number {
   return Math.floor(Number(score) / PRIORITY_SCORE_SHIFT);
 }
-
-/** The highest priority BullMQ accepts (2²¹ - 1: `Job` refuses more, and 2²¹ × 2³² is past a double's exact integers). */
-export const BULLMQ_MAX_PRIORITY = 2097151;
-
-/**
- * Lua for scripts that reorder BullMQ's prioritized set (the fair-share Lua, decision 53):
- * `BULLMQ_P32`, the score's priority shift, `BULLMQ_MAX_PRIORITY`, and
- * `bullmq_reprioritize(prioritized, id, score, priority)`, which moves a queued job to another
- * priority keeping its counter, in the set and in the job's hash (whose `priority` field BullMQ
- * re-adds a retried job with).
- */
-export const BULLMQ_PRIORITIZED_LUA = `local BULLMQ_P32, BULLMQ_MAX_PRIORITY = ${PRIORITY_SCORE_SHIFT}, ${BULLMQ_MAX_PRIORITY}
-local function bullmq_reprioritize(prioritized, id, score, priority)
-  local counter = score - math.floor(score / BULLMQ_P32) * BULLMQ_P32
-  redis.call('ZADD', prioritized, string.format('%.0f', priority * BULLMQ_P32 + counter), id)
-  redis.call('HSET', string.sub(prioritized, 1, #prioritized - #'prioritized') .. id, 'priority', priority)
-end
-`;
