@@ -18,12 +18,15 @@ export {
  * `bullmq-adapter.test.ts` against the installed version (`BULLMQ_VERIFIED_VERSION`):
  *
  * - **The add in the create** (decision 39): the task's record and its job are written by one
- *   script call instead of two round trips. Nothing of BullMQ is copied: the Lua is the installed
+ *   script call instead of two round trips. A standard or prioritized job (every job a create
+ *   adds but a delayed one) is written by `bullmq_quick_add` (bullmq-adapter-lua.ts) on
+ *   arguments `quickAdd` builds: what BullMQ's add script stores, written out once (decision 69;
+ *   the pinned test compares every key it writes with BullMQ's). Any other runs the installed
  *   BullMQ's own add scripts (`addStandardJob`, `addPrioritizedJob`, `addDelayedJob`, read from
- *   the package at start-up, so an upgrade brings its own), each wrapped in a function of its
- *   KEYS and ARGV; their arguments are built by BullMQ's own code (`Job.addJob`) on a client that
- *   records the command instead of sending it. Under fair share the job's priority is only known
- *   in the script, so the script sets it in the job's packed options before BullMQ's add runs.
+ *   the package at start-up), each wrapped in a function of its KEYS and ARGV, on arguments
+ *   BullMQ's own code builds (`Job.addJob`) on a client that records the command instead of
+ *   sending it. Under fair share the job's priority is only known in the script, so the script
+ *   sets it in the job's options before the add.
  * - **Key names** of a queue's internal sets and job hashes (the reconciler reads them; the fair
  *   share script reorders the prioritized set).
  * - **Score encodings**: a delayed job's score is its due time × 0x1000 (plus a counter), a
