@@ -5,7 +5,9 @@
 // as long as the load took). Alternates two built trees with --a-root=<checkout>.
 //
 //   node bench/experiments/submit-redis.mjs [--seed=40000] [--n=20000] [--rounds=2]
-//     [--a-root=/work/main] [--runtime=node] [--commands]
+//     [--a-root=/work/main] [--runtime=node] [--commands] [--perf=<file>]
+// --perf samples the redis-server with `perf record -g` during the first counted load (read it
+// with `perf report -i <file> --no-children --sort dso,symbol`).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
