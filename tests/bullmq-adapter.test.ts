@@ -245,7 +245,7 @@ describe(`the BullMQ adapter, verified on BullMQ ${BULLMQ_VERIFIED_VERSION}`, ()
     const taken = captureAdd(queue, 'echo', data, jobOpts('taken'));
     expect(await runAdds([delayed!, taken!], true)).toEqual([0, 0]);
     expect(await redis.hget(queueKeys(queue).job('taken'), 'data')).toBe('{}');
-    for (const more of [{ delay: 60_000 }, { lifo: true }, { priority: 1.5 }]) {
+    for (const more of [{ delay: 60_000 }, { lifo: true }, { priority: 1.5 }, { priority: 0 }]) {
       expect(quickAdd(queue, 'echo', data, jobOpts('j', more)), JSON.stringify(more)).toBe(
         undefined,
       );

@@ -271,9 +271,11 @@ export function quickAdd(
   if (!/^\S+$/.test(jobId) || jobId.includes(':') || `${parseInt(jobId, 10)}` === jobId) {
     return undefined;
   }
+  // A priority of 0 given is kept in BullMQ's options (and none is not): left to BullMQ.
   if (!Number.isInteger(priority) || priority < 0 || priority > BULLMQ_MAX_PRIORITY) {
     return undefined;
   }
+  if (opts.priority === 0) return undefined;
   if (backoff !== undefined && (typeof backoff !== 'object' || backoff === null)) return undefined;
   if (!name || (timestamp !== undefined && !Number.isInteger(timestamp))) return undefined;
   const kind = priority > 0 ? 'p' : 's';
