@@ -11,6 +11,7 @@ import {
   BULLMQ_ADD_LUA,
   BULLMQ_MAX_PRIORITY,
   BULLMQ_PRIORITIZED_LUA,
+  BULLMQ_QUICK_ADD_LUA,
   BULLMQ_SCRIPTS_MODULE,
   BULLMQ_VERIFIED_VERSION,
   captureAdd,
@@ -21,6 +22,7 @@ import {
   PRIORITY_SCORE_SHIFT,
   prioritizedPriority,
   queueKeys,
+  quickAdd,
   SET_FAIR_PRIORITY_LUA,
   type JobAdd,
 } from '../packages/engine/src/bullmq-adapter.js';
@@ -59,6 +61,61 @@ async function runAdd(add: JobAdd, fairPriority?: number): Promise<unknown> {
   const lua = `${BULLMQ_ADD_LUA}\n${SET_FAIR_PRIORITY_LUA}\nreturn bullmq_add(ARGV[1], KEYS, {ARGV[2], ARGV[3], ${opts}})`;
   const extra = fairPriority === undefined ? [] : [String(fairPriority)];
   return redis.eval(lua, ADD_KEYS, ...add.keys, add.tag, ...add.args, ...extra);
+}
+
+/**
+ * Runs several captured adds in one script call, each by BullMQ's own script (`quick` false) or
+ * by `bullmq_quick_add` (true; BullMQ's own when it declines, as create-many does);
+ * `priorities[i]` replaces add i's priority as fair share does. Returns 1 for each add the quick
+ * add made, 0 for the others.
+ */
+async function runAdds(
+  adds: JobAdd[],
+  quick: boolean,
+  priorities: number[] = [],
+): Promise<unknown> {
+  const lua = `${BULLMQ_ADD_LUA}\n${SET_FAIR_PRIORITY_LUA}\n${BULLMQ_QUICK_ADD_LUA}
+local out = {}
+for i = 1, #ARGV / 5 do
+  local keys = {}
+  for j = 1, ${ADD_KEYS} do keys[j] = KEYS[(i - 1) * ${ADD_KEYS} + j] end
+  local b = (i - 1) * 5
+  local p = tonumber(ARGV[b + 5])
+  out[i] = 0
+  if ${quick ? 'true' : 'false'} and bullmq_quick_add(ARGV[b + 1], keys, {ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]}, p) then
+    out[i] = 1
+  else
+    -- as create-many does when the quick add declines
+    local opts = ARGV[b + 4]
+    if p then opts = set_fair_priority(opts, p) end
+    bullmq_add(ARGV[b + 1], keys, {ARGV[b + 2], ARGV[b + 3], opts})
+  end
+end
+return out`;
+  const keys = adds.flatMap((a) => a.keys);
+  const argv = adds.flatMap((a, i) => [a.tag, ...a.args, String(priorities[i] ?? '')]);
+  return redis.eval(lua, keys.length, ...keys, ...argv);
+}
+
+/** Everything stored under a queue's prefix, the prefix and stream entry ids left out. */
+async function queueState(queue: Queue): Promise<Record<string, unknown>> {
+  const prefix = queue.toKey('');
+  const state: Record<string, unknown> = {};
+  for (const key of (await redis.keys(`${prefix}*`)).sort()) {
+    const name = key.slice(prefix.length);
+    const type = await redis.type(key);
+    if (type === 'hash') {
+      const hash = await redis.hgetall(key);
+      // Options as BullMQ reads them back (JSON.parse): their keys' order is not BullMQ's.
+      state[name] = hash.opts ? { ...hash, opts: JSON.parse(hash.opts) as unknown } : hash;
+    } else if (type === 'list') state[name] = await redis.lrange(key, 0, -1);
+    else if (type === 'zset') state[name] = await redis.zrange(key, 0, -1, 'WITHSCORES');
+    else if (type === 'string') state[name] = await redis.get(key);
+    else if (type === 'stream') {
+      state[name] = (await redis.xrange(key, '-', '+')).map(([, fields]) => fields);
+    } else state[name] = type;
+  }
+  return state;
 }
 
 const jobOpts = (id: string, more: JobsOptions = {}): JobsOptions & { jobId: string } => ({
@@ -132,6 +189,69 @@ describe(`the BullMQ adapter, verified on BullMQ ${BULLMQ_VERIFIED_VERSION}`, ()
       });
       expect(await queue.getJobState(id)).toBe(state);
     }
+  });
+
+  it("writes by its quick add what BullMQ's own add scripts write, and leaves it the rest", async () => {
+    const data = { tenant: 't', input: { n: 7, text: 'ü' } };
+    const timestamp = 1_767_225_600_000;
+    const cases: { name: string; opts: JobsOptions[]; priorities?: number[]; pause?: boolean }[] = [
+      { name: 'standard', opts: [{}, {}] },
+      { name: 'prioritized', opts: [{ priority: 4 }, { priority: 2 }] },
+      {
+        name: 'fair share',
+        opts: [{ priority: FAIR_PRIORITY_PLACEHOLDER }, { priority: FAIR_PRIORITY_PLACEHOLDER }],
+        priorities: [70_000, 3],
+      },
+      { name: 'paused queue', opts: [{}, { priority: 5 }], pause: true },
+      { name: 'a job id taken', opts: [{}, {}] },
+    ];
+    // BullMQ's own add; the quick add on BullMQ's arguments (captureAdd); on quickAdd's.
+    const ways = ['bullmq', 'quick on captureAdd', 'quick on quickAdd'] as const;
+    for (const c of cases) {
+      const states = [];
+      for (const way of ways) {
+        const queue = newQueue();
+        if (c.pause) await queue.pause();
+        // A queue that has had an add before: its meta, counters and events exist.
+        await queue.add('echo', {}, { jobId: 'before', timestamp });
+        await redis.del(queue.toKey('marker')); // taken by a worker meanwhile
+        const adds = c.opts.map((more, i) => {
+          const id = c.name === 'a job id taken' && i === 1 ? 'before' : `job-${i}`;
+          const opts = jobOpts(id, { timestamp, ...more });
+          return way === 'quick on quickAdd'
+            ? quickAdd(queue, 'echo', data, opts)
+            : captureAdd(queue, 'echo', data, opts);
+        });
+        if (way === 'quick on quickAdd') {
+          expect(adds.map((a) => a?.tag)).toEqual(c.opts.map((o) => (o.priority ? 'P' : 'S')));
+          const captured = captureAdd(queue, 'echo', data, jobOpts('x', c.opts[0]));
+          expect(adds[0]!.keys, "quickAdd's keys are not BullMQ's").toEqual(captured!.keys);
+        }
+        const answers = await runAdds(adds as JobAdd[], way !== 'bullmq', c.priorities);
+        if (way === 'quick on quickAdd') expect(answers, c.name).toEqual([1, 1]);
+        if (way === 'quick on captureAdd' && c.name !== 'a job id taken') {
+          expect(answers, `${c.name}: the quick add declined`).toEqual([1, 1]);
+        }
+        states.push(await queueState(queue));
+      }
+      expect(states[1], `${c.name}: the quick add wrote something else`).toEqual(states[0]);
+      expect(states[2], `${c.name}: quickAdd's add wrote something else`).toEqual(states[0]);
+    }
+    // Declined, for BullMQ's own script to do: a delayed job, a job id already taken (BullMQ's
+    // arguments); not built by quickAdd: a delay, an option it does not know, an integer id.
+    const queue = newQueue();
+    const delayed = captureAdd(queue, 'echo', data, jobOpts('later', { delay: 60_000 }));
+    await queue.add('echo', {}, { jobId: 'taken' });
+    const taken = captureAdd(queue, 'echo', data, jobOpts('taken'));
+    expect(await runAdds([delayed!, taken!], true)).toEqual([0, 0]);
+    expect(await redis.hget(queueKeys(queue).job('taken'), 'data')).toBe('{}');
+    for (const more of [{ delay: 60_000 }, { lifo: true }, { priority: 1.5 }, { priority: 0 }]) {
+      expect(quickAdd(queue, 'echo', data, jobOpts('j', more)), JSON.stringify(more)).toBe(
+        undefined,
+      );
+    }
+    expect(quickAdd(queue, 'echo', data, jobOpts('42'))).toBe(undefined);
+    expect(quickAdd(queue, 'echo', data, jobOpts('a:b'))).toBe(undefined);
   });
 
   it('finds the fair placeholder in packed options and patches it in place to what getJob reports', async () => {

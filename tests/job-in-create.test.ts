@@ -1,14 +1,16 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { TaskQueue, TaskStore, type JobPlacement } from '@longrun/engine/internal';
+import { captureAdd } from '../packages/engine/src/bullmq-adapter.js';
 import { httpClient } from './helpers/http.js';
 import { startApiProcess } from './helpers/processes.js';
 import { newRecord } from './helpers/records.js';
 import { API_KEYS, KEY_A, registerTypes, uniquePrefix } from './helpers/service.js';
 
-// The create script adds the task's BullMQ job with BullMQ's own add script (decision 39): the
-// job it writes must be the one `Queue.add` writes, whatever the add (standard, prioritized,
-// delayed, its own queue), and a refused create must add none.
+// The create script adds the task's BullMQ job (decision 39; standard and prioritized ones by the
+// adapter's quick add, decision 69, delayed ones by BullMQ's own add script): the job it writes
+// must be the one `Queue.add` writes, whatever the add (standard, prioritized, delayed, its own
+// queue), and a refused create must add none.
 
 const redis = new Redis(inject('redisUrl'));
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -29,7 +31,8 @@ function setup() {
 
 /**
  * A job as Redis holds it, less what differs between two adds: its time, its id, and its delay
- * (counted from each add's own now) to the second.
+ * (counted from each add's own now) to the second; its options as BullMQ reads them (parsed: the
+ * order of their keys is not BullMQ's concern).
  */
 async function jobOf(jobs: TaskQueue, placement: JobPlacement, id: string) {
   const queue = jobs.queueFor(placement.name);
@@ -38,7 +41,11 @@ async function jobOf(jobs: TaskQueue, placement: JobPlacement, id: string) {
   return {
     ...rest,
     delay: seconds(delay ?? ''),
-    opts: opts?.replace(id, '<id>').replace(/"delay":(\d+)/, (_, ms: string) => seconds(ms)),
+    opts: JSON.parse(
+      opts
+        ?.replace(id, '<id>')
+        .replace(/"delay":(\d+)/, (_, ms: string) => `"delay":${seconds(ms)}`) ?? 'null',
+    ) as unknown,
     timestamp: timestamp ? 'set' : 'missing',
     state: await queue.getJobState(id),
   };
@@ -73,7 +80,7 @@ describe('the job added by the create', () => {
       viaAdd.input = viaCreate.input = { n: 7, text: 'same' };
       viaAdd.createdAt = viaCreate.createdAt;
       const job = jobs.prepare(viaCreate, placement);
-      expect(job?.tag).toBe(overrides.runAt ? 'd' : overrides.priority ? 'p' : 's');
+      expect(job?.tag).toBe(overrides.runAt ? 'd' : overrides.priority ? 'P' : 'S');
       expect(await store.createMany([{ record: viaCreate, job }])).toEqual([{ created: true }]);
       await store.create(viaAdd);
       await jobs.enqueue(viaAdd, placement);
@@ -124,7 +131,7 @@ describe('the job added by the create', () => {
     expect(order).toEqual([records[0]!.id, records[2]!.id, records[1]!.id, records[3]!.id]);
   });
 
-  it('writes the fair priority over the placeholder in place, or repacks options without one', async () => {
+  it('writes the fair priority into the options: built by quickAdd, over the placeholder in place, or repacked', async () => {
     const { store, jobs } = setup();
     const queue = jobs.queueFor('echo');
     const fair = (offset: number) => ({
@@ -133,25 +140,34 @@ describe('the job added by the create', () => {
       step: 1,
       offset,
     });
-    // BullMQ packs the placeholder as 0xce and four bytes after the key: what the script finds.
+    // A fair-share job is prepared by quickAdd (tag P), its priority added by the create. BullMQ
+    // packs the placeholder as 0xce and four bytes after the key: what the script finds in an
+    // add captureAdd built (any add quickAdd leaves to BullMQ).
+    expect(jobs.prepare(newRecord(), echo, { fairShare: true })?.tag).toBe('P');
     const placeholder = Buffer.from([0xa8, ...Buffer.from('priority'), 0xce, 0, 0x1f, 0xff, 0xff]);
-    const prepared = jobs.prepare(newRecord(), echo, { fairShare: true });
-    expect(Buffer.from(prepared!.args[2]).includes(placeholder)).toBe(true);
+    const captured = (id: string, priority: number) =>
+      captureAdd(queue, 'echo', { tenant: 't' }, { jobId: id, priority, attempts: 1 });
+    expect(Buffer.from(captured('x', 0x1fffff)!.args[2]).includes(placeholder)).toBe(true);
     // One tenant each (so each turn is 1): priorities of one to four bytes, and one job built
     // with a plain priority (no placeholder), which the script unpacks and repacks instead.
     const cases = [
-      { offset: 0, plain: false },
-      { offset: 300, plain: false },
-      { offset: 70_000, plain: false },
-      { offset: 2_000_000, plain: false },
-      { offset: 41, plain: true },
+      { offset: 0, way: 'captured' },
+      { offset: 300, way: 'captured' },
+      { offset: 70_000, way: 'captured' },
+      { offset: 2_000_000, way: 'captured' },
+      { offset: 41, way: 'plain' },
+      { offset: 0, way: 'quick' },
+      { offset: 70_000, way: 'quick' },
     ];
     const records = cases.map((_, i) => newRecord({ tenant: `t${i}` }));
     const outcomes = await store.createMany(
-      cases.map(({ offset, plain }, i) => ({
+      cases.map(({ offset, way }, i) => ({
         record: records[i]!,
         fair: fair(offset),
-        job: jobs.prepare(records[i]!, echo, plain ? { priority: 1 } : { fairShare: true }),
+        job:
+          way === 'quick'
+            ? jobs.prepare(records[i]!, echo, { fairShare: true })
+            : captured(records[i]!.id, way === 'plain' ? 1 : 0x1fffff),
       })),
     );
     expect(outcomes.map((o) => ('priority' in o ? o.priority : undefined))).toEqual(

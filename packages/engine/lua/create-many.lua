@@ -40,6 +40,7 @@
 --- @include "includes/create"
 --- @include "bullmq/add"
 --- @include "bullmq/set-fair-priority"
+--- @include "bullmq/quick-add"
 
 local groups = {}
 local function add_job(a, priority)
@@ -50,6 +51,7 @@ local function add_job(a, priority)
     for j = 1, ADD_KEYS do keys[j] = rest_key((g - 1) * ADD_KEYS + j) end
     groups[g] = keys
   end
+  if bullmq_quick_add(a.jobTag, keys, {a.jobArgs, a.jobData, a.jobOpts}, priority) then return end
   local opts = a.jobOpts
   if priority then opts = set_fair_priority(opts, priority) end
   bullmq_add(a.jobTag, keys, {a.jobArgs, a.jobData, opts})

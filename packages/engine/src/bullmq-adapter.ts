@@ -3,18 +3,30 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Job, RedisQueueBackend, type JobsOptions, type Queue } from 'bullmq';
 
+import { BULLMQ_MAX_PRIORITY, PRIORITY_SCORE_SHIFT } from './bullmq-adapter-lua.js';
+
+export {
+  BULLMQ_MAX_PRIORITY,
+  BULLMQ_PRIORITIZED_LUA,
+  BULLMQ_QUICK_ADD_LUA,
+  PRIORITY_SCORE_SHIFT,
+} from './bullmq-adapter-lua.js';
+
 /**
  * The one module that touches BullMQ's internals (decisions 39 and 55): everything else in the
  * engine uses BullMQ's public API or this. What it relies on, all pinned by
  * `bullmq-adapter.test.ts` against the installed version (`BULLMQ_VERIFIED_VERSION`):
  *
  * - **The add in the create** (decision 39): the task's record and its job are written by one
- *   script call instead of two round trips. Nothing of BullMQ is copied: the Lua is the installed
+ *   script call instead of two round trips. A standard or prioritized job (every job a create
+ *   adds but a delayed one) is written by `bullmq_quick_add` (bullmq-adapter-lua.ts) on
+ *   arguments `quickAdd` builds: what BullMQ's add script stores, written out once (decision 69;
+ *   the pinned test compares every key it writes with BullMQ's). Any other runs the installed
  *   BullMQ's own add scripts (`addStandardJob`, `addPrioritizedJob`, `addDelayedJob`, read from
- *   the package at start-up, so an upgrade brings its own), each wrapped in a function of its
- *   KEYS and ARGV; their arguments are built by BullMQ's own code (`Job.addJob`) on a client that
- *   records the command instead of sending it. Under fair share the job's priority is only known
- *   in the script, so the script sets it in the job's packed options before BullMQ's add runs.
+ *   the package at start-up), each wrapped in a function of its KEYS and ARGV, on arguments
+ *   BullMQ's own code builds (`Job.addJob`) on a client that records the command instead of
+ *   sending it. Under fair share the job's priority is only known in the script, so the script
+ *   sets it in the job's options before the add.
  * - **Key names** of a queue's internal sets and job hashes (the reconciler reads them; the fair
  *   share script reorders the prioritized set).
  * - **Score encodings**: a delayed job's score is its due time × 0x1000 (plus a counter), a
@@ -159,12 +171,16 @@ local function set_fair_priority(opts, priority)
 end
 `;
 
-/** A job's add as BullMQ built it: which script, its keys, and its three arguments. */
+/**
+ * A job's add: which script (`AddTag`, BullMQ's, with BullMQ's arguments; `S` or `P`, the
+ * standard or prioritized add of `bullmq_quick_add`, with `quickAdd`'s), its keys, and its
+ * three arguments.
+ */
 export interface JobAdd {
-  tag: AddTag;
+  tag: AddTag | 'S' | 'P';
   /** The script's keys, padded to `ADD_KEYS` with its first. */
   keys: string[];
-  /** Packed arguments, the data as JSON, packed options (BullMQ's encoding). */
+  /** Packed arguments, the data as JSON, packed options (BullMQ's encoding; see `JobAdd.tag`). */
   args: [Buffer | string, string, Buffer | string];
 }
 
@@ -208,6 +224,75 @@ export function captureAdd(
   return { tag: ADD_SCRIPTS[command], keys, args: [packed, jobData, packedOpts] };
 }
 
+/** The options `quickAdd` writes out itself: any other one goes through BullMQ's own add. */
+const QUICK_OPTS = new Set([
+  'jobId',
+  'priority',
+  'attempts',
+  'backoff',
+  'removeOnComplete',
+  'removeOnFail',
+  'timestamp',
+]);
+const addKeys = new WeakMap<Queue, { s?: string[]; p?: string[] }>();
+
+/** The keys BullMQ's standard (`s`) or prioritized (`p`) add of `queue` takes, recorded once. */
+function keysOf(queue: Queue, kind: 's' | 'p'): string[] | undefined {
+  let known = addKeys.get(queue);
+  if (!known) addKeys.set(queue, (known = {}));
+  if (!known[kind]) {
+    const sample = { jobId: 'quick-keys', ...(kind === 'p' ? { priority: 1 } : {}) };
+    const add = captureAdd(queue, 'quick-keys', {}, sample);
+    if (add?.tag !== kind) return undefined;
+    known[kind] = add.keys;
+  }
+  return known[kind];
+}
+
+/**
+ * The add `queue.add(name, data, opts)` would send, for `bullmq_quick_add` (tags `S` and `P`):
+ * the job as BullMQ's `Job` would store it (its options with `attempts` defaulted, the data as
+ * JSON, the time now), built here without BullMQ's `Job` and msgpack, which a submit's API paid
+ * for and the create's Lua unpacked again (decision 69). `undefined` for any job with an option
+ * other than `QUICK_OPTS`, a delay, or what BullMQ's own checks refuse (an id that is an integer
+ * or holds ':', a priority not an integer up to `BULLMQ_MAX_PRIORITY`): `captureAdd` takes it.
+ */
+export function quickAdd(
+  queue: Queue,
+  name: string,
+  data: unknown,
+  opts: JobsOptions & { jobId: string },
+): JobAdd | undefined {
+  if (!scripts || !(queue.backend instanceof RedisQueueBackend)) return undefined;
+  for (const [option, value] of Object.entries(opts)) {
+    if (value !== undefined && !QUICK_OPTS.has(option)) return undefined;
+  }
+  const { jobId, priority = 0, backoff, timestamp } = opts;
+  if (!/^\S+$/.test(jobId) || jobId.includes(':') || `${parseInt(jobId, 10)}` === jobId) {
+    return undefined;
+  }
+  // A priority of 0 given is kept in BullMQ's options (and none is not): left to BullMQ.
+  if (!Number.isInteger(priority) || priority < 0 || priority > BULLMQ_MAX_PRIORITY) {
+    return undefined;
+  }
+  if (opts.priority === 0) return undefined;
+  if (backoff !== undefined && (typeof backoff !== 'object' || backoff === null)) return undefined;
+  if (!name || (timestamp !== undefined && !Number.isInteger(timestamp))) return undefined;
+  const kind = priority > 0 ? 'p' : 's';
+  const keys = keysOf(queue, kind);
+  if (!keys) return undefined;
+  const { priority: _set, ...stored } = opts;
+  return {
+    tag: kind === 'p' ? 'P' : 'S',
+    keys,
+    args: [
+      `${timestamp || Date.now()} ${priority} ${jobId} ${name}`,
+      JSON.stringify(data === undefined ? {} : data),
+      JSON.stringify({ attempts: 0, ...stored }),
+    ],
+  };
+}
+
 /** The Redis keys of a queue's internal sets and job hashes, as BullMQ names them. */
 export interface QueueKeys {
   /** A job's hash (its `data`, `opts`, `priority`, …). */
@@ -249,12 +334,6 @@ export function delayedDueAt(score: number | string): number {
 }
 
 /**
- * A prioritized job's score is its priority times this, plus a counter below it (2³²). The
- * fair-share Lua (decision 53) reads and rewrites scores with it (its `P32`).
- */
-export const PRIORITY_SCORE_SHIFT = 4294967296;
-
-/**
  * A prioritized job's priority, from its score in the prioritized set.
  *
  * @example
@@ -263,21 +342,3 @@ export const PRIORITY_SCORE_SHIFT = 4294967296;
 export function prioritizedPriority(score: number | string): number {
   return Math.floor(Number(score) / PRIORITY_SCORE_SHIFT);
 }
-
-/** The highest priority BullMQ accepts (2²¹ - 1: `Job` refuses more, and 2²¹ × 2³² is past a double's exact integers). */
-export const BULLMQ_MAX_PRIORITY = 2097151;
-
-/**
- * Lua for scripts that reorder BullMQ's prioritized set (the fair-share Lua, decision 53):
- * `BULLMQ_P32`, the score's priority shift, `BULLMQ_MAX_PRIORITY`, and
- * `bullmq_reprioritize(prioritized, id, score, priority)`, which moves a queued job to another
- * priority keeping its counter, in the set and in the job's hash (whose `priority` field BullMQ
- * re-adds a retried job with).
- */
-export const BULLMQ_PRIORITIZED_LUA = `local BULLMQ_P32, BULLMQ_MAX_PRIORITY = ${PRIORITY_SCORE_SHIFT}, ${BULLMQ_MAX_PRIORITY}
-local function bullmq_reprioritize(prioritized, id, score, priority)
-  local counter = score - math.floor(score / BULLMQ_P32) * BULLMQ_P32
-  redis.call('ZADD', prioritized, string.format('%.0f', priority * BULLMQ_P32 + counter), id)
-  redis.call('HSET', string.sub(prioritized, 1, #prioritized - #'prioritized') .. id, 'priority', priority)
-end
-`;

@@ -1,6 +1,12 @@
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { captureAdd, FAIR_PRIORITY_PLACEHOLDER, queueKeys, type JobAdd } from './bullmq-adapter.js';
+import {
+  captureAdd,
+  FAIR_PRIORITY_PLACEHOLDER,
+  queueKeys,
+  quickAdd,
+  type JobAdd,
+} from './bullmq-adapter.js';
 import { classifyRedisError, guard } from './errors.js';
 import { QUEUE_NAME, queueNameFor, taskKeys, WEBHOOK_QUEUE_NAME } from './keys.js';
 import {
@@ -162,7 +168,12 @@ export class TaskQueue {
       definition,
       opts.fairShare ? { ...opts, priority: FAIR_PRIORITY_PLACEHOLDER } : opts,
     );
-    return captureAdd(queue, definition.name, jobData(record, opts), options);
+    const data = jobData(record, opts);
+    // Written out by the create's Lua where it can be (decision 69), else BullMQ's own add.
+    return (
+      quickAdd(queue, definition.name, data, options) ??
+      captureAdd(queue, definition.name, data, options)
+    );
   }
 
   /** Removes a job that is not running (waiting, delayed, parked). `false` if it could not be. */

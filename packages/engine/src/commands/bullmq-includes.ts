@@ -2,6 +2,7 @@ import {
   ADD_KEYS,
   BULLMQ_ADD_LUA,
   BULLMQ_PRIORITIZED_LUA,
+  BULLMQ_QUICK_ADD_LUA,
   SET_FAIR_PRIORITY_LUA,
 } from '../bullmq-adapter.js';
 import { provideInclude } from '../lua/loader.js';
@@ -14,3 +15,4 @@ import { provideInclude } from '../lua/loader.js';
 provideInclude('bullmq/add', () => `${BULLMQ_ADD_LUA}\nlocal ADD_KEYS = ${ADD_KEYS}\n`);
 provideInclude('bullmq/set-fair-priority', () => SET_FAIR_PRIORITY_LUA);
 provideInclude('bullmq/prioritized', () => BULLMQ_PRIORITIZED_LUA);
+provideInclude('bullmq/quick-add', () => BULLMQ_QUICK_ADD_LUA);
