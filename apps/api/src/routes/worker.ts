@@ -62,18 +62,34 @@ export function addWorkerRoutes(
   );
 
   mount(router, leaseJobs, ...before, jsonBody(), async (req, res) => {
-    const body = parse(leaseRequestSchema, req.body);
+    const { completions, ...body } = parse(leaseRequestSchema, req.body);
     // The client going away ends the wait; a job taken after it goes back to its queue.
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    const outcome = await leases.take(workerOf(res), body, gone.signal);
+    // Completions first (once the types are known good), each answered as `…/complete` would be.
+    let completed: Record<string, unknown>[] | undefined;
+    const first =
+      completions &&
+      (async () => {
+        completed = await Promise.all(
+          completions.map(async ({ leaseId, result }) => {
+            const outcome = await leases.runs.complete(leaseId, result);
+            return outcome.kind === 'ok'
+              ? { leaseId, taskId: outcome.taskId, status: outcome.status }
+              : { leaseId, problem: finishProblem(outcome).toJSON() };
+          }),
+        );
+      });
+    const outcome = await leases.take(workerOf(res), body, gone.signal, first);
     if (outcome.kind === 'unknownType') {
       throw invalid('A job type is not registered', [
         { path: 'types', message: `No job type "${outcome.name}" is registered` },
       ]);
     }
     res.setHeader('Cache-Control', 'no-store');
-    res.json({ leases: outcome.leases });
+    res.json(
+      completed ? { leases: outcome.leases, completions: completed } : { leases: outcome.leases },
+    );
   });
 
   mount<{ leaseId: string }>(

@@ -15,7 +15,7 @@ import type { RunOutcome, TaskJobData, TaskWorkerLogger } from '../worker/job-da
 import { encodeLeaseId } from './lease-id.js';
 import { LeasePuller, waitForJob } from './lease-puller.js';
 import { WorkerPresence } from './worker-presence.js';
-import { LeaseRuns, attemptOf, type LeaseShard } from './lease-runs.js';
+import { LeaseRuns, attemptOf, runOf, type EndedRun, type LeaseShard } from './lease-runs.js';
 
 export interface LeaseBrokerOptions {
   /** The API's producer connection (fails fast): task records and the registry. */
@@ -94,7 +94,7 @@ export class LeaseBroker {
       shard: (n) => this.shards[n],
       puller: (n, queue) => this.puller(n, queue),
       schemaFault: (schema) => this.schemaFault(schema),
-      ended: (job, type, outcome) => this.ended(job, type, outcome),
+      ended: (run, outcome) => this.ended(run, outcome),
     });
   }
 
@@ -152,12 +152,14 @@ export class LeaseBroker {
   /**
    * Up to `max` leases of jobs of `types`: those waiting now, or, with none, the first to come
    * within `waitMs` (then any more waiting at that moment). `signal` ends the wait early (the
-   * client went away): a job taken after it goes back to its queue.
+   * client went away): a job taken after it goes back to its queue. `first` runs once the types
+   * are known, before anything is taken (the call's completions, decision 68).
    */
   async take(
     worker: string,
     req: { types: readonly string[]; max: number; waitMs: number },
     signal?: AbortSignal,
+    first?: () => Promise<void>,
   ): Promise<LeaseTakeOutcome> {
     const types = new Map<string, RegisteredJobType>();
     for (const name of req.types) {
@@ -165,6 +167,7 @@ export class LeaseBroker {
       if (!type) return { kind: 'unknownType', name };
       types.set(name, type);
     }
+    await first?.();
     this.presence.seen(worker, [...types.values()]);
     const pullers: LeasePuller[] = [];
     const shardOf = new Map<LeasePuller, number>();
@@ -269,8 +272,15 @@ export class LeaseBroker {
       { taskId: id, type: job.name, attempt: attemptOf(job), requestId: data.requestId },
       'task leased',
     );
+    // What completing needs of the run travels in the lease id: a completion reads no job.
+    const run = {
+      type: job.name,
+      startedAt: job.processedOn ?? now,
+      timeoutMs: data.timeoutMs ?? this.opts.types.get(job.name)?.timeoutMs ?? 0,
+      attempt: attemptOf(job),
+    };
     return {
-      leaseId: encodeLeaseId({ shard, queue: puller.queue, jobId: id, token }),
+      leaseId: encodeLeaseId({ shard, queue: puller.queue, jobId: id, token, run }),
       taskId: id,
       type: job.name,
       input,
@@ -283,15 +293,16 @@ export class LeaseBroker {
 
   private async skip(job: Job, token: string): Promise<null> {
     await job.moveToCompleted(null, token, false);
-    this.ended(job, job.name, 'skipped');
+    this.ended(runOf(job), 'skipped');
     return null;
   }
 
-  private ended(job: Job, type: string, outcome: RunOutcome): void {
-    const durationMs = Math.max(0, Date.now() - (job.processedOn ?? Date.now()));
+  private ended(run: EndedRun, outcome: RunOutcome): void {
+    const { taskId, type, attempt } = run;
+    const durationMs = Math.max(0, Date.now() - (run.startedAt ?? Date.now()));
     if (outcome !== 'skipped') {
       this.opts.logger.info(
-        { taskId: job.id, type, attempt: attemptOf(job), outcome, durationMs },
+        { taskId, type, attempt, outcome, durationMs },
         outcome === 'completed'
           ? 'task completed'
           : outcome === 'failed'
