@@ -34,6 +34,7 @@ MAX = int(os.environ.get("WORKER_MAX", "1"))
 WAIT_MS = int(os.environ.get("WORKER_WAIT_MS", "20000"))
 STEP_MS = int(os.environ.get("WORKER_STEP_MS", "0"))
 BATCH = os.environ.get("WORKER_BATCH", "1") != "0"
+LEASERS = max(2, int(os.environ.get("WORKER_LEASERS", "2")))
 # A result larger than this goes through .../complete: a lease call's body stays under 1 MiB.
 BATCH_RESULT_BYTES = 64 * 1024
 TYPE = "py-wordcount"
@@ -240,7 +241,10 @@ def main():
     log("worker ready", max=MAX)
     slots = Slots()
     with ThreadPoolExecutor(max_workers=MAX) as pool:
-        others = [threading.Thread(target=leaser, args=(slots, pool), daemon=True)]
+        others = [
+            threading.Thread(target=leaser, args=(slots, pool), daemon=True)
+            for _ in range(LEASERS - 1)
+        ]
         for thread in others:
             thread.start()
         leaser(slots, pool)
