@@ -19,25 +19,18 @@ export async function answerLeases(
   const { completions, ...body } = parse(leaseRequestSchema, raw);
   const gone = new AbortController();
   res.on('close', () => gone.abort());
-  let completed: Record<string, unknown>[] | undefined;
-  const first =
-    completions &&
-    (async () => {
-      completed = await Promise.all(
-        completions.map(async ({ leaseId, result }) => {
-          const outcome = await leases.runs.complete(leaseId, result);
-          return outcome.kind === 'ok'
-            ? { leaseId, taskId: outcome.taskId, status: outcome.status }
-            : { leaseId, problem: finishProblem(outcome).toJSON() };
-        }),
-      );
-    });
-  const outcome = await leases.take(worker, body, gone.signal, first);
+  const outcome = await leases.take(worker, body, gone.signal, completions);
   if (outcome.kind === 'unknownType') {
     throw invalid('A job type is not registered', [
       { path: 'types', message: `No job type "${outcome.name}" is registered` },
     ]);
   }
+  const completed = outcome.completions?.map((done, i) => {
+    const { leaseId } = completions![i]!;
+    return done.kind === 'ok'
+      ? { leaseId, taskId: done.taskId, status: done.status }
+      : { leaseId, problem: finishProblem(done).toJSON() };
+  });
   res.setHeader('Cache-Control', 'no-store');
   sendJson(
     res,

@@ -15,7 +15,14 @@ import type { RunOutcome, TaskJobData, TaskWorkerLogger } from '../worker/job-da
 import { encodeLeaseId } from './lease-id.js';
 import { LeasePuller, waitForJob } from './lease-puller.js';
 import { WorkerPresence } from './worker-presence.js';
-import { LeaseRuns, attemptOf, runOf, type EndedRun, type LeaseShard } from './lease-runs.js';
+import {
+  LeaseRuns,
+  attemptOf,
+  runOf,
+  type EndedRun,
+  type FinishOutcome,
+  type LeaseShard,
+} from './lease-runs.js';
 
 export interface LeaseBrokerOptions {
   /** The API's producer connection (fails fast): task records and the registry. */
@@ -55,7 +62,19 @@ export interface LeaseView {
 }
 
 export type LeaseTakeOutcome =
-  { kind: 'ok'; leases: LeaseView[] } | { kind: 'unknownType'; name: string };
+  | {
+      kind: 'ok';
+      leases: LeaseView[];
+      /** What became of each of the call's `completions`, in order (when it had some). */
+      completions?: FinishOutcome[];
+    }
+  | { kind: 'unknownType'; name: string };
+
+/** A completion sent with a lease call (decision 68). */
+export interface LeaseCompletion {
+  leaseId: string;
+  result: unknown;
+}
 
 /**
  * Jobs for HTTP workers: registers their types in the job-type registry, hands out leases (one
@@ -152,14 +171,16 @@ export class LeaseBroker {
   /**
    * Up to `max` leases of jobs of `types`: those waiting now, or, with none, the first to come
    * within `waitMs` (then any more waiting at that moment). `signal` ends the wait early (the
-   * client went away): a job taken after it goes back to its queue. `first` runs once the types
-   * are known, before anything is taken (the call's completions, decision 68).
+   * client went away): a job taken after it goes back to its queue. `completions` are done first
+   * (once the types are known good), each as `runs.complete` does it (decision 68); the finish
+   * of one on a queue this call leases from takes that queue's next job in the same script, as
+   * an SDK worker's does, while `max` leaves room.
    */
   async take(
     worker: string,
     req: { types: readonly string[]; max: number; waitMs: number },
     signal?: AbortSignal,
-    first?: () => Promise<void>,
+    completions?: readonly LeaseCompletion[],
   ): Promise<LeaseTakeOutcome> {
     const types = new Map<string, RegisteredJobType>();
     for (const name of req.types) {
@@ -167,7 +188,6 @@ export class LeaseBroker {
       if (!type) return { kind: 'unknownType', name };
       types.set(name, type);
     }
-    await first?.();
     this.presence.seen(worker, [...types.values()]);
     const pullers: LeasePuller[] = [];
     const shardOf = new Map<LeasePuller, number>();
@@ -183,6 +203,19 @@ export class LeaseBroker {
       const lease = await this.open(job, token, puller, shardOf.get(puller)!, types);
       if (lease) leases.push(lease);
     };
+    let finished: FinishOutcome[] | undefined;
+    if (completions) {
+      let room = req.max;
+      const fetch = (puller: LeasePuller) => shardOf.has(puller) && room-- > 0;
+      finished = await Promise.all(
+        completions.map((c) => this.runs.complete(c.leaseId, c.result, fetch)),
+      );
+      await Promise.all(
+        finished.map((f) =>
+          f.kind === 'ok' && f.next ? open(f.next.job, f.next.token, f.next.puller) : null,
+        ),
+      );
+    }
     await this.fill(pullers, req.max, leases, open);
     const deadline = Date.now() + req.waitMs;
     while (leases.length === 0 && Date.now() < deadline && !signal?.aborted && !this.stopping) {
@@ -191,7 +224,7 @@ export class LeaseBroker {
       await open(got.job, got.token, got.puller);
       if (leases.length > 0) await this.fill(pullers, req.max, leases, open);
     }
-    return { kind: 'ok', leases };
+    return { kind: 'ok', leases, ...(finished ? { completions: finished } : {}) };
   }
 
   /**

@@ -2,6 +2,7 @@ import { isTerminal } from '@longrun/core';
 import { Job } from 'bullmq';
 import type { RunOutcome } from '../worker/job-data.js';
 import type { LeaseRef, LeaseRun } from './lease-id.js';
+import type { LeasePuller } from './lease-puller.js';
 import type { FinishOutcome, LeaseEnded, LeaseRunsOptions, LeaseShard } from './lease-runs.js';
 
 /** Why a lease whose lock is not held any more cannot act: its task ended, is gone, or runs again. */
@@ -19,12 +20,15 @@ export async function lapsed(shard: LeaseShard, taskId: string): Promise<LeaseEn
  * of the job otherwise (type, start, timeout, attempt) the lease id carries. The order is the
  * read path's: a lock not held answers before anything is written, and the record is written
  * before the job ends, so a crash between the two leaves a job whose rerun finds its task done.
+ * With `fetch` saying yes for the lease's queue, the finish takes that queue's next job in the
+ * same script (BullMQ's `fetchNext`, locked with the same token): it comes back as `next`.
  */
 export async function completeRun(
   opts: Pick<LeaseRunsOptions, 'shard' | 'puller' | 'leaseMs' | 'ended'>,
   ref: LeaseRef,
   run: LeaseRun,
   result: unknown,
+  fetch?: (puller: LeasePuller) => boolean,
 ): Promise<FinishOutcome> {
   const shard = opts.shard(ref.shard);
   if (!shard) return { kind: 'notFound' };
@@ -34,7 +38,10 @@ export async function completeRun(
   if (held !== 1) return lapsed(shard, ref.jobId);
   const pending = shard.completions.complete(ref.jobId, result ?? null);
   await pending.written;
-  await job.moveToCompleted(null, ref.token, false);
+  // With `fetch`, BullMQ's script takes the queue's next job too (as an SDK worker's does).
+  const fetching = fetch?.(puller) ?? false;
+  const finished: unknown = await job.moveToCompleted(null, ref.token, fetching);
+  const next = fetching ? await puller.nextFrom(finished, ref.token) : undefined;
   const done = await pending.outcome;
   const outcome: RunOutcome = done.ok
     ? 'completed'
@@ -45,6 +52,8 @@ export async function completeRun(
     { taskId: ref.jobId, type: run.type, attempt: run.attempt, startedAt: run.startedAt },
     outcome,
   );
-  if (done.ok) return { kind: 'ok', taskId: ref.jobId, status: 'completed' };
+  const taken = next ? { next: { job: next, token: ref.token, puller } } : {};
+  if (done.ok) return { kind: 'ok', taskId: ref.jobId, status: 'completed', ...taken };
+  if (next) await puller.giveBack(next, ref.token);
   return { kind: 'finished', status: done.reason === 'missing' ? 'cancelled' : done.current };
 }

@@ -61,7 +61,13 @@ export type LeaseEnded =
 
 export type HeartbeatOutcome = { kind: 'ok'; cancelled: boolean; leaseMs: number } | LeaseEnded;
 export type FinishOutcome =
-  | { kind: 'ok'; taskId: string; status: TaskStatus }
+  | {
+      kind: 'ok';
+      taskId: string;
+      status: TaskStatus;
+      /** A job its finish took next (`complete` with `fetch`): the caller leases or gives it back. */
+      next?: { job: Job; token: string; puller: LeasePuller };
+    }
   | { kind: 'resultRefused'; code: string; message: string }
   | { kind: 'badSchema'; message: string }
   | LeaseEnded;
@@ -124,14 +130,21 @@ export class LeaseRuns {
     return { kind: 'ok', cancelled: false, leaseMs: this.opts.leaseMs };
   }
 
-  /** Completes the task with `result` (refused over the result cap: the task fails). */
-  async complete(leaseId: string, result: unknown): Promise<FinishOutcome> {
+  /**
+   * Completes the task with `result` (refused over the result cap: the task fails). `fetch`: may
+   * the finish take the next job of the lease's queue (decision 68)? It comes back as `next`.
+   */
+  async complete(
+    leaseId: string,
+    result: unknown,
+    fetch?: (puller: LeasePuller) => boolean,
+  ): Promise<FinishOutcome> {
     // A lease that carries its run, in time and with a result under the cap: no job read.
     const carried = decodeLeaseId(leaseId);
     const run = carried?.run;
     const inTime = run && (run.timeoutMs === 0 || Date.now() - run.startedAt <= run.timeoutMs);
     if (carried && run && inTime && !refuseResult(result, this.opts.maxResultBytes)) {
-      return completeRun(this.opts, carried, run, result);
+      return completeRun(this.opts, carried, run, result, fetch);
     }
     const lease = await this.open(leaseId);
     if ('kind' in lease) return lease;
