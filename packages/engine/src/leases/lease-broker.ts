@@ -104,7 +104,15 @@ export class LeaseBroker {
         opts.maxTtlMs,
         opts.prefix,
       );
-      this.shards.push({ store, completions: new CompletionBatch(store) });
+      // Completions go on the worker connection, BullMQ's own: a completion's record write and
+      // its job's finish then go out back to back, in that order, in one round trip.
+      const onWorker = new TaskStore(
+        opts.workerConnection,
+        shardPrefix(opts.prefix, n),
+        opts.maxTtlMs,
+        opts.prefix,
+      );
+      this.shards.push({ store, completions: new CompletionBatch(onWorker) });
     }
     this.runs = new LeaseRuns({
       leaseMs: opts.leaseMs,

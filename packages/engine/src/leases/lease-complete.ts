@@ -14,7 +14,8 @@ export async function lapsed(shard: LeaseShard, taskId: string): Promise<LeaseEn
 
 /**
  * Completes a lease that carries its run (decision 68) without reading its job: the lock is
- * checked (and renewed) by BullMQ's `extendLock`, the record completed through the shard's
+ * checked (and renewed) with BullMQ's `extendLocks`, one call for the turn's completions on the
+ * queue (`LockRenewals`), the record completed through the shard's
  * completion batch (completions of the same turn share one script call), then the job finished
  * with `moveToCompleted` on a bare `Job` (task jobs are all `removeOnComplete`). What it reads
  * of the job otherwise (type, start, timeout, attempt) the lease id carries. The order is the
@@ -24,7 +25,7 @@ export async function lapsed(shard: LeaseShard, taskId: string): Promise<LeaseEn
  * same script (BullMQ's `fetchNext`, locked with the same token): it comes back as `next`.
  */
 export async function completeRun(
-  opts: Pick<LeaseRunsOptions, 'shard' | 'puller' | 'leaseMs' | 'ended'>,
+  opts: Pick<LeaseRunsOptions, 'shard' | 'puller' | 'ended'>,
   ref: LeaseRef,
   run: LeaseRun,
   result: unknown,
@@ -34,8 +35,7 @@ export async function completeRun(
   if (!shard) return { kind: 'notFound' };
   const puller = opts.puller(ref.shard, ref.queue);
   const job = new Job(puller.worker, run.type, {}, { removeOnComplete: true }, ref.jobId);
-  const held = await job.extendLock(ref.token, opts.leaseMs);
-  if (held !== 1) return lapsed(shard, ref.jobId);
+  if (!(await puller.locks.renew(ref.jobId, ref.token))) return lapsed(shard, ref.jobId);
   const pending = shard.completions.complete(ref.jobId, result ?? null);
   await pending.written;
   // With `fetch`, BullMQ's script takes the queue's next job too (as an SDK worker's does).
