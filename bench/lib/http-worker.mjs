@@ -206,6 +206,29 @@ async function idlePolls(api, workerKey, n, seconds) {
 const cpuText = (x) =>
   `${num(x.worker)} / ${num(x.api)}${x.redis === undefined ? '' : ` / ${num(x.redis)}`} µs`;
 
+/**
+ * Figure 9 for bench/run.mjs: measured (rounds alternating, smaller with --quick), or undefined
+ * with a warning when it cannot be (no python3) or fails (the rest of the run stands).
+ */
+export async function httpWorkerPart({ redisUrl, redisPid, prefix, quick, rounds, say, warn }) {
+  const skip = httpWorkerSkip();
+  if (skip) {
+    warn(`figure 9 (HTTP worker) skipped: ${skip}`);
+    return undefined;
+  }
+  const sizes = quick
+    ? { jobs: 500, idle: 10, idleSeconds: 3 }
+    : { jobs: 3000, idle: 100, idleSeconds: 30 };
+  try {
+    const hw = await httpWorkerFigures({ redisUrl, redisPid, prefix, rounds, say, ...sizes });
+    say(`HTTP worker: ${(hw.ratio ?? NaN).toFixed(2)}x the SDK worker's jobs/s (median of rounds)`);
+    return hw;
+  } catch (error) {
+    warn(`figure 9 (HTTP worker) failed: ${error instanceof Error ? error.message : error}`);
+    return undefined;
+  }
+}
+
 /** Figure 9's rows for the table. */
 export function httpWorkerRows(hw) {
   const med = (xs) => median(xs.map((x) => x.jobsPerSecond));
