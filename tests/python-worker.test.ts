@@ -533,7 +533,10 @@ describe('completions sent with a lease call (decision 68)', () => {
       ],
     });
     expect(res.status).toBe(200);
-    const answers = res.body.completions as Record<string, any>[];
+    const answers = res.body.completions as {
+      leaseId: string;
+      problem?: Record<string, unknown>;
+    }[];
     expect(answers.map((a) => a.leaseId)).toEqual([
       'not-a-lease',
       of(cancelled),
