@@ -568,6 +568,37 @@ describe('completions sent with a lease call (decision 68)', () => {
     expect(again.body.completions[0].problem).toMatchObject({ status: 409 });
   });
 
+  it('an expired lease sent as a completion answers 409 lease-expired; its job runs again (attempt 2)', async () => {
+    const id = await submit('curl-batch', { n: 9 });
+    const held = (await lease({ types: ['curl-batch'], max: 1 })).body.leases[0];
+    expect(held).toMatchObject({ taskId: id, attempt: 1 });
+    // Not renewed: BullMQ's stalled check (every leaseMs / 2) puts the job back after leaseMs.
+    const again = await waitFor(
+      async () => {
+        const res = await lease({ types: ['curl-batch'], max: 1, waitMs: 500 });
+        return res.body.leases[0] as { leaseId: string; taskId: string; attempt: number };
+      },
+      { what: 'the expired lease leased again', timeoutMs: 15_000 },
+    );
+    expect(again).toMatchObject({ taskId: id, attempt: 2 });
+    const late = await lease({
+      types: ['curl-batch'],
+      max: 1,
+      completions: [{ leaseId: held.leaseId, result: 'late' }],
+    });
+    expect(late.body.completions[0].problem).toMatchObject({
+      status: 409,
+      type: '/problems/lease-expired',
+    });
+    expect(late.body.leases).toEqual([]);
+    const done = await lease({
+      types: ['curl-batch'],
+      completions: [{ leaseId: again.leaseId, result: 'on time' }],
+    });
+    expect(done.body.completions[0]).toMatchObject({ taskId: id, status: 'completed' });
+    expect((await http('GET', `/v1/jobs/${id}/result`)).body.result).toBe('on time');
+  }, 30_000);
+
   it('takes the next job only from the types the call asks for', async () => {
     const mine = await submit('curl-batch', {});
     const held = (await lease({ types: ['curl-batch'], max: 1 })).body.leases[0];
