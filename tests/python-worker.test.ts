@@ -215,6 +215,27 @@ describe('the Python worker (examples/python-worker/worker.py)', () => {
     );
     expect(second.events()).toContainEqual({ msg: 'completed', taskId: id, words: 60 });
   }, 40_000);
+
+  it('sends its results with its next lease call; with WORKER_BATCH=0 through …/complete, one call each', async () => {
+    const completes = async () => {
+      const metrics = (await http('GET', '/metrics', { key: null })).text;
+      const line =
+        /longrun_http_request_duration_seconds_count\{method="POST",route="\/v1\/worker\/leases\/:leaseId\/complete",status="200"\} (\d+)/;
+      return Number(line.exec(metrics)?.[1] ?? 0);
+    };
+    const before = await completes();
+    const one = await startPython({ WORKER_BATCH: '0', WORKER_MAX: '4', WORKER_WAIT_MS: '5000' });
+    const ids = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => submit('py-wordcount', { text: `w `.repeat(i + 1) })),
+    );
+    for (const id of ids) await until(id, 'completed', (h) => h.status === 'completed');
+    const byOne = one.events().filter((e) => e.msg === 'completed').length;
+    expect(byOne).toBeGreaterThan(0); // both long-poll: each gets some of the 8
+    // The other worker (batching) took the rest: none of its results went through …/complete.
+    expect(await completes()).toBe(before + byOne);
+    one.child.kill('SIGTERM');
+    await one.exited;
+  }, 40_000);
 });
 
 describe('the worker routes over HTTP', () => {
