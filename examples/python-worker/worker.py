@@ -15,8 +15,9 @@ result goes back with the next lease call, `completions`, so one call finishes t
 leases the next; 0: each run completes with its own `.../complete` call). It prints one JSON line
 per event.
 
-Runs go on a pool of WORKER_MAX threads; the main thread leases. With WORKER_BATCH, a finished
-run hands its result to the main thread, which sends every result ready with its next lease call.
+Runs go on a pool of WORKER_MAX threads; WORKER_LEASERS threads lease. With WORKER_BATCH, a finished
+run hands its result to the leasers, which send every result ready with their next lease call (an
+API that refuses `completions`, older than decision 68, makes the worker complete each on its own).
 """
 
 import http.client
@@ -177,6 +178,7 @@ def leaser(slots, pool):
     Two leasers run: while one long-polls for jobs (only one at a time does), the other sends
     the results of runs as they end, without waiting (WORKER_BATCH), and leases more with them.
     """
+    global BATCH
     while True:
         with slots.cond:
             while not (slots.done or (slots.free() > 0 and not slots.polling)):
@@ -187,15 +189,14 @@ def leaser(slots, pool):
             slots.asked += want
             slots.polling = slots.polling or wait_ms > 0
         if want == 0:  # every slot is taken or asked for: these results go on their own
-            for d in done:
-                complete_one(d)
+            complete_each(done)
             continue
         body = {"types": [TYPE], "max": want, "waitMs": wait_ms}
         if done:
             body["completions"] = [{"leaseId": d["leaseId"], "result": d["result"]} for d in done]
         try:
             status, answer = call("POST", "/v1/worker/leases", body)
-        except OSError as error:
+        except (OSError, ValueError) as error:
             status, answer = None, {"error": str(error)}
         leases = answer["leases"] if status == 200 else []
         with slots.cond:
@@ -206,18 +207,29 @@ def leaser(slots, pool):
             slots.cond.notify_all()
         for lease in leases:
             pool.submit(safe_run, slots, lease)
-        if status == 200:
+        if status == 200 and (not done or "completions" in answer):
             for d, outcome in zip(done, answer.get("completions", [])):
                 problem = outcome.get("problem")
                 completed(d, problem["status"] if problem else 200, problem)
             continue
+        if done and status in (200, 400) and "completions" in json.dumps(answer):
+            # An API without `completions` (before decision 68): each run completes on its own.
+            BATCH = False
+            log("completions refused: completing each run on its own", status=status)
+            complete_each(done)
+            continue
         log("lease refused", status=status, body=answer)
-        for d in done:  # each on its own (one may have been recorded: then a 409)
-            try:
-                complete_one(d)
-            except OSError as error:
-                log("not completed", taskId=d["taskId"], error=str(error))
+        complete_each(done)  # each on its own (one may have been recorded: then a 409)
         time.sleep(1)
+
+
+def complete_each(done):
+    """Completes each of `done` with its own call, logging what cannot be sent."""
+    for d in done:
+        try:
+            complete_one(d)
+        except (OSError, ValueError) as error:
+            log("not completed", taskId=d["taskId"], error=str(error))
 
 
 def safe_run(slots, lease):
