@@ -13,7 +13,8 @@ import { SchemaValidators } from '../validation/schema-validators.js';
 import { TaskStore } from '../task-store.js';
 import type { RunOutcome, TaskJobData, TaskWorkerLogger } from '../worker/job-data.js';
 import { encodeLeaseId } from './lease-id.js';
-import { LeasePuller, waitForJob } from './lease-puller.js';
+import type { LeasePuller } from './lease-puller.js';
+import { fillFrom, makePuller, waitForJob } from './lease-pullers.js';
 import { WorkerPresence } from './worker-presence.js';
 import {
   LeaseRuns,
@@ -224,13 +225,13 @@ export class LeaseBroker {
         ),
       );
     }
-    await this.fill(pullers, req.max, leases, open);
+    await fillFrom(pullers, this.turn++, req.max, leases, open);
     const deadline = Date.now() + req.waitMs;
     while (leases.length === 0 && Date.now() < deadline && !signal?.aborted && !this.stopping) {
       const got = await waitForJob(pullers, deadline - Date.now(), signal);
       if (!got) break;
       await open(got.job, got.token, got.puller);
-      if (leases.length > 0) await this.fill(pullers, req.max, leases, open);
+      if (leases.length > 0) await fillFrom(pullers, this.turn++, req.max, leases, open);
     }
     return { kind: 'ok', leases, ...(finished ? { completions: finished } : {}) };
   }
@@ -248,29 +249,6 @@ export class LeaseBroker {
     this.stopWaiting();
     await Promise.allSettled([...this.pullers.values()].map((p) => p.close()));
     this.pullers.clear();
-  }
-
-  /**
-   * Takes what is waiting now, round the pullers from a different one each call, up to `max`:
-   * the takes from one puller go out together (one write, one round trip for all of them).
-   */
-  private async fill(
-    pullers: readonly LeasePuller[],
-    max: number,
-    leases: LeaseView[],
-    open: (job: Job, token: string, puller: LeasePuller) => Promise<void>,
-  ): Promise<void> {
-    const first = this.turn++ % pullers.length;
-    for (let i = 0; i < pullers.length && leases.length < max; i++) {
-      const puller = pullers[(first + i) % pullers.length]!;
-      for (let rounds = 0; rounds < 3 && leases.length < max; rounds++) {
-        const wanted = max - leases.length;
-        const taken = await Promise.all(Array.from({ length: wanted }, () => puller.takeNow()));
-        const got = taken.filter((t) => t !== undefined);
-        await Promise.all(got.map((t) => open(t.job, t.token, puller)));
-        if (got.length < wanted) break; // this queue has no more now
-      }
-    }
   }
 
   /**
@@ -358,31 +336,7 @@ export class LeaseBroker {
     const key = `${shard} ${queue}`;
     let puller = this.pullers.get(key);
     if (!puller) {
-      const rateLimit = [...this.opts.types.values()].find(
-        (t) => t.queueName === queue && t.rateLimit,
-      )?.rateLimit;
-      const { store } = this.shards[shard]!;
-      puller = new LeasePuller({
-        connection: this.opts.workerConnection,
-        prefix: shardPrefix(this.opts.prefix, shard),
-        queue,
-        leaseMs: this.opts.leaseMs,
-        rateLimit,
-        onLost: (job, err) => {
-          // BullMQ failed it on its own: its lease lapsed more often than allowed.
-          void store
-            .transition(job.id ?? '', 'jobLost', {
-              error: {
-                message: `Worker lost the job too many times: ${err.message}`,
-                code: 'job-lost',
-              },
-            })
-            .catch((error: unknown) =>
-              this.opts.logger.error({ err: error, taskId: job.id }, 'could not record a lost job'),
-            );
-        },
-        onError: (err) => this.opts.logger.warn({ err, queue }, 'lease queue error'),
-      });
+      puller = makePuller(this.opts, shard, queue, this.shards[shard]!.store);
       this.pullers.set(key, puller);
     }
     return puller;
