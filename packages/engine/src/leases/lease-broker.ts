@@ -8,7 +8,9 @@ import {
   type JobTypeDescriptor,
   type JsonJobTypeSpec,
 } from '../registry/describe.js';
+import { taskKeys } from '../keys.js';
 import { shardPrefix } from '../shards.js';
+import { LeasedCompletions } from './leased-completions.js';
 import { SchemaValidators } from '../validation/schema-validators.js';
 import { TaskStore } from '../task-store.js';
 import type { RunOutcome, TaskJobData, TaskWorkerLogger } from '../worker/job-data.js';
@@ -113,7 +115,9 @@ export class LeaseBroker {
         opts.maxTtlMs,
         opts.prefix,
       );
-      this.shards.push({ store, completions: new CompletionBatch(onWorker) });
+      const keys = taskKeys(shardPrefix(opts.prefix, n), opts.prefix);
+      const leased = new LeasedCompletions(opts.workerConnection, keys);
+      this.shards.push({ store, completions: new CompletionBatch(onWorker), leased });
     }
     this.runs = new LeaseRuns({
       leaseMs: opts.leaseMs,

@@ -13,16 +13,16 @@ export async function lapsed(shard: LeaseShard, taskId: string): Promise<LeaseEn
 }
 
 /**
- * Completes a lease that carries its run (decision 68) without reading its job: the lock is
- * checked (and renewed) with BullMQ's `extendLocks`, one call for the turn's completions on the
- * queue (`LockRenewals`), the record completed through the shard's
- * completion batch (completions of the same turn share one script call), then the job finished
- * with `moveToCompleted` on a bare `Job` (task jobs are all `removeOnComplete`). What it reads
- * of the job otherwise (type, start, timeout, attempt) the lease id carries. The order is the
- * read path's: a lock not held answers before anything is written, and the record is written
- * before the job ends, so a crash between the two leaves a job whose rerun finds its task done.
- * With `fetch` saying yes for the lease's queue, the finish takes that queue's next job in the
- * same script (BullMQ's `fetchNext`, locked with the same token): it comes back as `next`.
+ * Completes a lease that carries its run (decision 68) without reading its job. One round trip:
+ * the record's write, in a script that first checks the lease still holds its job's lock
+ * (`LeasedCompletions`: the shard's completions of a turn in one call; nothing is written for a
+ * lease that lost its lock), and right behind it on the same connection the job's finish with
+ * `moveToCompleted` on a bare `Job` (task jobs are all `removeOnComplete`; BullMQ checks the lock
+ * again, and does nothing without it). What it needs of the job otherwise (type, start, timeout,
+ * attempt) the lease id carries. The record is written before the job ends, so a crash between
+ * the two leaves a job whose rerun finds its task done. With `fetch` saying yes for the lease's
+ * queue, the finish takes that queue's next job in the same script (BullMQ's `fetchNext`, locked
+ * with the same token): it comes back as `next`.
  */
 export async function completeRun(
   opts: Pick<LeaseRunsOptions, 'shard' | 'puller' | 'ended'>,
@@ -35,14 +35,25 @@ export async function completeRun(
   if (!shard) return { kind: 'notFound' };
   const puller = opts.puller(ref.shard, ref.queue);
   const job = new Job(puller.worker, run.type, {}, { removeOnComplete: true }, ref.jobId);
-  if (!(await puller.locks.renew(ref.jobId, ref.token))) return lapsed(shard, ref.jobId);
-  const pending = shard.completions.complete(ref.jobId, result ?? null);
+  const lock = puller.worker.toKey(`${ref.jobId}:lock`);
+  const pending = shard.leased.complete({ id: ref.jobId, result, lock, token: ref.token });
   await pending.written;
-  // With `fetch`, BullMQ's script takes the queue's next job too (as an SDK worker's does).
+  // With `fetch`, BullMQ's script takes the queue's next job too (as an SDK worker's does). It
+  // runs after the record's script (same connection) and checks the lock again.
   const fetching = fetch?.(puller) ?? false;
-  const finished: unknown = await job.moveToCompleted(null, ref.token, fetching);
-  const next = fetching ? await puller.nextFrom(finished, ref.token) : undefined;
+  const finishing = job.moveToCompleted(null, ref.token, fetching).then(
+    (finished: unknown) => ({ finished }),
+    (error: unknown) => ({ error }),
+  );
   const done = await pending.outcome;
+  const end = await finishing;
+  const next =
+    'finished' in end && fetching ? await puller.nextFrom(end.finished, ref.token) : undefined;
+  if (!done.ok && done.reason === 'lost') {
+    if (next) await puller.giveBack(next, ref.token);
+    return lapsed(shard, ref.jobId);
+  }
+  if ('error' in end) throw end.error; // the lock went between the two scripts (its expiry)
   const outcome: RunOutcome = done.ok
     ? 'completed'
     : done.reason === 'missing'
@@ -55,5 +66,8 @@ export async function completeRun(
   const taken = next ? { next: { job: next, token: ref.token, puller } } : {};
   if (done.ok) return { kind: 'ok', taskId: ref.jobId, status: 'completed', ...taken };
   if (next) await puller.giveBack(next, ref.token);
-  return { kind: 'finished', status: done.reason === 'missing' ? 'cancelled' : done.current };
+  return {
+    kind: 'finished',
+    status: done.reason === 'refused' || done.reason === 'changed' ? done.current : 'cancelled',
+  };
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { LockRenewals } from './lock-renewals.js';
 
 /** A lease request waiting for a job of one of its queues. */
 export interface LeaseWaiter {
@@ -49,8 +48,6 @@ const EMPTY_PAUSE_MS = 50;
  */
 export class LeasePuller {
   readonly worker: Worker;
-  /** Lease locks renewed together, a turn's at a time (a lease call's completions). */
-  readonly locks: LockRenewals;
   private readonly waiters: LeaseWaiter[] = [];
   private pulling = false;
   private closed = false;
@@ -68,7 +65,6 @@ export class LeasePuller {
       drainDelay: 5,
       ...(rateLimit ? { limiter: { max: rateLimit.max, duration: rateLimit.durationMs } } : {}),
     });
-    this.locks = new LockRenewals(this.worker, opts.leaseMs);
     this.worker.on('error', (err) => opts.onError(err));
     this.worker.on('failed', (job, err) => {
       if (job) opts.onLost(job, err);

@@ -1,6 +1,7 @@
 import { isTerminal, type TaskStatus } from '@longrun/core';
 import { Job } from 'bullmq';
 import type { CompletionBatch } from '../completion-batch.js';
+import type { LeasedCompletions } from './leased-completions.js';
 import type { JobTypeDirectory } from '../registry/job-type-directory.js';
 import type { TaskStore } from '../task-store.js';
 import type { RunOutcome, TaskJobData } from '../worker/job-data.js';
@@ -15,6 +16,8 @@ import type { LeasePuller } from './lease-puller.js';
 export interface LeaseShard {
   store: TaskStore;
   completions: CompletionBatch;
+  /** Completions of leases that carry their run, each checking its lock (decision 68). */
+  leased: LeasedCompletions;
 }
 
 export interface LeaseRunsOptions {
