@@ -148,7 +148,7 @@ export async function httpWorkerFigures({
   const requests = metrics
     .split('\n')
     .filter(
-      (l) => l.startsWith('longrun_http_request_duration_seconds_count') && l.includes('worker'),
+      (l) => /^longrun_http_request_duration_seconds_(count|sum)/.test(l) && l.includes('worker'),
     );
   const idleFigures = idle > 0 ? await idlePolls(api, workerKey, idle, idleSeconds) : undefined;
   await api.child.stop();
