@@ -271,7 +271,7 @@ export function httpWorkerMarkdown(hw) {
     '| ---: | ---: | ---: | ---: | --- | --- |',
     ...lines,
     '',
-    `Worker-route requests over the drains: ${hw.requests.map((l) => `\`${l.replace('longrun_http_request_duration_seconds_count', '')}\``).join(', ')}.`,
+    `Worker-route requests over the drains (\`longrun_http_request_duration_seconds_\` count, and sum in seconds): ${hw.requests.map((l) => `\`${l.replace('longrun_http_request_duration_seconds_', '')}\``).join(', ')}.`,
     ...(hw.idlePollers
       ? [
           '',
