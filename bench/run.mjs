@@ -27,6 +27,7 @@ import { apiKey, args, C, root } from './lib/config.mjs';
 import { checkLoad, ctx, indexKey, poll, post, say, warn } from './lib/context.mjs';
 import { figures } from './lib/figures.mjs';
 import { pollRounds, scrapeRounds, submitRounds } from './lib/http-figures.mjs';
+import { httpWorkerPart } from './lib/http-worker.mjs';
 import { writeDocs } from './lib/markdown.mjs';
 import { memoryFigures } from './lib/memory.mjs';
 import { monitorSample, tripsText } from './lib/monitor.mjs';
@@ -87,6 +88,7 @@ async function setUpRedis() {
   const prefixes = { a: `${runId}-a`, b: `${runId}-b`, raw: `${runId}-raw`, prof: `${runId}-p` };
   // Figure 8: the proxy's queues, longrun on Bun, longrun on Node.
   Object.assign(prefixes, { px: `${runId}-px`, lb: `${runId}-lb`, ln: `${runId}-ln` });
+  prefixes.hw = `${runId}-hw`; // figure 9: HTTP workers against the SDK worker
   onCleanup(async () => {
     let removed = 0;
     for (const prefix of Object.values(prefixes)) removed += await removePrefix(ctx.redis, prefix);
@@ -238,6 +240,8 @@ async function main() {
   );
   await Promise.all([proc.tasksQ.close(), proc.rawQ.close(), rawaddQueue.close()]);
   d.proxy = await proxyPart(prefixes, apiKeys);
+  const hw = { redisUrl, redisPid: ctx.redisPid, prefix: prefixes.hw, quick: C.quick, say, warn };
+  d.httpWorker = await httpWorkerPart({ ...hw, rounds: C.rounds });
 
   let profiles = null;
   if (!args['skip-profile']) {

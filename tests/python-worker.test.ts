@@ -215,6 +215,27 @@ describe('the Python worker (examples/python-worker/worker.py)', () => {
     );
     expect(second.events()).toContainEqual({ msg: 'completed', taskId: id, words: 60 });
   }, 40_000);
+
+  it('sends its results with its next lease call; with WORKER_BATCH=0 through …/complete, one call each', async () => {
+    const completes = async () => {
+      const metrics = (await http('GET', '/metrics', { key: null })).text;
+      const line =
+        /longrun_http_request_duration_seconds_count\{method="POST",route="\/v1\/worker\/leases\/:leaseId\/complete",status="200"\} (\d+)/;
+      return Number(line.exec(metrics)?.[1] ?? 0);
+    };
+    const before = await completes();
+    const one = await startPython({ WORKER_BATCH: '0', WORKER_MAX: '4', WORKER_WAIT_MS: '5000' });
+    const ids = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => submit('py-wordcount', { text: `w `.repeat(i + 1) })),
+    );
+    for (const id of ids) await until(id, 'completed', (h) => h.status === 'completed');
+    const byOne = one.events().filter((e) => e.msg === 'completed').length;
+    expect(byOne).toBeGreaterThan(0); // both long-poll: each gets some of the 8
+    // The other worker (batching) took the rest: none of its results went through …/complete.
+    expect(await completes()).toBe(before + byOne);
+    one.child.kill('SIGTERM');
+    await one.exited;
+  }, 40_000);
 });
 
 describe('the worker routes over HTTP', () => {
@@ -456,6 +477,220 @@ describe('the worker routes over HTTP', () => {
     expect((await http('GET', `/v1/jobs/${id}/result`)).body.result).toEqual({ n: 3 });
     const again = await worker('POST', onLease(lease, 'complete'), { body: { result: 4 } });
     expect(again.status).toBe(409);
+  });
+});
+
+describe('completions sent with a lease call (decision 68)', () => {
+  const lease = (body: Record<string, unknown>) => worker('POST', '/v1/worker/leases', { body });
+  const ids = (leases: { taskId: string }[]) => leases.map((l) => l.taskId).sort();
+
+  beforeAll(async () => {
+    for (const name of ['curl-batch', 'curl-batch-other']) {
+      const reg = await worker('PUT', `/v1/worker/job-types/${name}`, {
+        body: { inputSchema: { type: 'object' } },
+      });
+      expect(reg.status).toBe(200);
+    }
+  });
+
+  it('completes each run sent and leases the next in the same call; each answered in order', async () => {
+    const [a, b, c] = [
+      await submit('curl-batch', { n: 1 }),
+      await submit('curl-batch', { n: 2 }),
+      await submit('curl-batch', { n: 3 }),
+    ];
+    const first = await lease({ types: ['curl-batch'], max: 2 });
+    expect(ids(first.body.leases)).toEqual([a, b].sort());
+    const [la, lb] = first.body.leases as { leaseId: string; taskId: string }[];
+    const next = await lease({
+      types: ['curl-batch'],
+      max: 2,
+      completions: [
+        { leaseId: la!.leaseId, result: { done: la!.taskId } },
+        { leaseId: lb!.leaseId, result: null },
+      ],
+    });
+    expect(next.status).toBe(200);
+    expect(next.body.completions).toEqual([
+      { leaseId: la!.leaseId, taskId: la!.taskId, status: 'completed' },
+      { leaseId: lb!.leaseId, taskId: lb!.taskId, status: 'completed' },
+    ]);
+    expect(ids(next.body.leases)).toEqual([c]);
+    expect((await http('GET', `/v1/jobs/${la!.taskId}/result`)).body).toMatchObject({
+      status: 'completed',
+      result: { done: la!.taskId },
+    });
+    expect((await http('GET', `/v1/jobs/${lb!.taskId}/result`)).body).toMatchObject({
+      status: 'completed',
+      result: null,
+    });
+    // The lease taken with the completions is a lease like any: it completes on its own route.
+    const done = await worker('POST', onLease(next.body.leases[0], 'complete'), {
+      body: { result: 3 },
+    });
+    expect(done.body).toEqual({ taskId: c, status: 'completed' });
+    // Without completions the answer has no `completions` (the list of issue 31 as it was).
+    const empty = await lease({ types: ['curl-batch'], waitMs: 0 });
+    expect(empty.body).toEqual({ leases: [] });
+  });
+
+  it('a completion that cannot be done is answered with the problem …/complete would give; the rest are done', async () => {
+    const cancelled = await submit('curl-batch', { n: 1 });
+    const big = await submit('curl-batch', { n: 2 });
+    const fine = await submit('curl-batch', { n: 3 });
+    const got = (await lease({ types: ['curl-batch'], max: 3 })).body.leases as {
+      leaseId: string;
+      taskId: string;
+    }[];
+    const of = (id: string) => got.find((l) => l.taskId === id)!.leaseId;
+    expect((await http('POST', `/v1/jobs/${cancelled}/cancel`)).status).toBe(200);
+    const res = await lease({
+      types: ['curl-batch'],
+      completions: [
+        { leaseId: 'not-a-lease', result: 1 },
+        { leaseId: of(cancelled), result: 1 },
+        { leaseId: of(big), result: 'x'.repeat(MAX_RESULT_BYTES + 10) },
+        { leaseId: of(fine), result: 3 },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const answers = res.body.completions as {
+      leaseId: string;
+      problem?: Record<string, unknown>;
+    }[];
+    expect(answers.map((a) => a.leaseId)).toEqual([
+      'not-a-lease',
+      of(cancelled),
+      of(big),
+      of(fine),
+    ]);
+    expect(answers[0]!.problem).toMatchObject({ status: 404, type: '/problems/lease-not-found' });
+    expect(answers[1]!.problem).toMatchObject({
+      status: 409,
+      type: '/problems/lease-ended',
+      taskStatus: 'cancelled',
+    });
+    expect(answers[2]!.problem).toMatchObject({
+      status: 422,
+      type: '/problems/result-too-large',
+      taskStatus: 'failed',
+    });
+    expect(answers[3]).toEqual({ leaseId: of(fine), taskId: fine, status: 'completed' });
+    expect((await http('GET', `/v1/jobs/${big}/result`)).body).toMatchObject({
+      status: 'failed',
+      error: { code: 'result-too-large' },
+    });
+    expect((await http('GET', `/v1/jobs/${fine}/result`)).body.result).toBe(3);
+    // A lease completed once answers 409 when sent again.
+    const again = await lease({
+      types: ['curl-batch'],
+      completions: [{ leaseId: of(fine), result: 4 }],
+    });
+    expect(again.body.completions[0].problem).toMatchObject({ status: 409 });
+  });
+
+  it('an expired lease sent as a completion answers 409 lease-expired; its job runs again (attempt 2)', async () => {
+    const id = await submit('curl-batch', { n: 9 });
+    const held = (await lease({ types: ['curl-batch'], max: 1 })).body.leases[0];
+    expect(held).toMatchObject({ taskId: id, attempt: 1 });
+    // Not renewed: BullMQ's stalled check (every leaseMs / 2) puts the job back after leaseMs.
+    const again = await waitFor(
+      async () => {
+        const res = await lease({ types: ['curl-batch'], max: 1, waitMs: 500 });
+        return res.body.leases[0] as { leaseId: string; taskId: string; attempt: number };
+      },
+      { what: 'the expired lease leased again', timeoutMs: 15_000 },
+    );
+    expect(again).toMatchObject({ taskId: id, attempt: 2 });
+    const late = await lease({
+      types: ['curl-batch'],
+      max: 1,
+      completions: [{ leaseId: held.leaseId, result: 'late' }],
+    });
+    expect(late.body.completions[0].problem).toMatchObject({
+      status: 409,
+      type: '/problems/lease-expired',
+    });
+    expect(late.body.leases).toEqual([]);
+    const done = await lease({
+      types: ['curl-batch'],
+      completions: [{ leaseId: again.leaseId, result: 'on time' }],
+    });
+    expect(done.body.completions[0]).toMatchObject({ taskId: id, status: 'completed' });
+    expect((await http('GET', `/v1/jobs/${id}/result`)).body.result).toBe('on time');
+  }, 30_000);
+
+  it('takes the next job only from the types the call asks for', async () => {
+    const mine = await submit('curl-batch', {});
+    const held = (await lease({ types: ['curl-batch'], max: 1 })).body.leases[0];
+    expect(held.taskId).toBe(mine);
+    const waiting = await submit('curl-batch', {});
+    const other = await submit('curl-batch-other', {});
+    const res = await lease({
+      types: ['curl-batch-other'],
+      max: 2,
+      completions: [{ leaseId: held.leaseId, result: 'ok' }],
+    });
+    expect(res.body.completions[0]).toMatchObject({ taskId: mine, status: 'completed' });
+    expect(ids(res.body.leases)).toEqual([other]);
+    // Still there for a call that asks for its type, as a first run (attempt 1).
+    const rest = await lease({ types: ['curl-batch'], max: 1, waitMs: 2000 });
+    expect(ids(rest.body.leases)).toEqual([waiting]);
+    expect(rest.body.leases[0].attempt).toBe(1);
+    for (const l of [...res.body.leases, ...rest.body.leases]) {
+      await worker('POST', onLease(l, 'complete'), { body: { result: 0 } });
+    }
+  });
+
+  it('refuses a bad completion, or an unknown type, with 400 and completes nothing', async () => {
+    const id = await submit('curl-batch', {});
+    const held = (await lease({ types: ['curl-batch'], max: 1 })).body.leases[0];
+    for (const body of [
+      { types: ['curl-batch'], completions: [{ leaseId: held.leaseId }] },
+      { types: ['curl-batch'], completions: [{ leaseId: held.leaseId, result: 1, extra: 1 }] },
+      { types: ['curl-batch'], completions: [{ leaseId: '', result: 1 }] },
+      { types: ['curl-batch'], completions: 'all of them' },
+      { types: ['no-such-type'], completions: [{ leaseId: held.leaseId, result: 1 }] },
+    ]) {
+      const res = await lease(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.type).toBe('/problems/invalid-request');
+    }
+    expect((await http('GET', `/v1/jobs/${id}`)).body.status).toBe('working');
+    const done = await worker('POST', onLease(held, 'complete'), { body: { result: 1 } });
+    expect(done.body).toEqual({ taskId: id, status: 'completed' });
+  });
+
+  it('answers the same through Express as through the fast lane (a chunked body takes Express)', async () => {
+    const id = await submit('curl-batch', {});
+    const held = (await lease({ types: ['curl-batch'], max: 1 })).body.leases[0];
+    const text = JSON.stringify({
+      types: ['curl-batch'],
+      waitMs: 0,
+      completions: [{ leaseId: held.leaseId, result: 'via express' }],
+    });
+    const res = await fetch(`${base}/v1/worker/leases`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OTHER_WORKER_KEY}`, 'content-type': 'application/json' },
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(text));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.json()).toEqual({
+      leases: [],
+      completions: [{ leaseId: held.leaseId, taskId: id, status: 'completed' }],
+    });
+    expect((await http('GET', `/v1/jobs/${id}/result`)).body.result).toBe('via express');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(
+      /longrun_http_request_duration_seconds_count\{method="POST",route="\/v1\/worker\/leases",status="200"\} [1-9]/,
+    );
   });
 });
 

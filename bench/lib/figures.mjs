@@ -2,6 +2,7 @@
 import { C } from './config.mjs';
 import { perRequest } from './http-figures.mjs';
 import { tripsText } from './monitor.mjs';
+import { httpWorkerRows } from './http-worker.mjs';
 import { proxyRows } from './proxy.mjs';
 import { median, ms, num } from './report.mjs';
 
@@ -266,5 +267,6 @@ export function figures(d) {
     ...processRows(d),
     ...otherRows(d),
     ...(d.proxy ? proxyRows(d.proxy) : []),
+    ...(d.httpWorker ? httpWorkerRows(d.httpWorker) : []),
   ];
 }

@@ -8,6 +8,7 @@ import { C, root, SUBMIT_BODY } from './config.mjs';
 import { say } from './context.mjs';
 import { perRequest } from './http-figures.mjs';
 import { tripsText } from './monitor.mjs';
+import { httpWorkerMarkdown } from './http-worker.mjs';
 import { proxyMarkdown } from './proxy.mjs';
 import { figuresMarkdown, markdownTable, ms, num, ratio } from './report.mjs';
 
@@ -37,7 +38,7 @@ function howToRun() {
     '## How to run',
     '',
     '```sh',
-    'npm run bench                      # = npm run build && node bench/run.mjs  (about 6 min on 2 cores)',
+    'npm run bench                      # = npm run build && node bench/run.mjs  (about 8 min on 2 cores)',
     'node bench/run.mjs --quick         # short runs, to try the script (numbers not meaningful)',
     'node bench/run.mjs --stored=100000 # size of the big store (default 100 000 if it fits the time budget, else 20 000)',
     'node bench/run.mjs --redis-url=redis://127.0.0.1:6379  # an existing Redis (default: a private redis-server)',
@@ -47,6 +48,7 @@ function howToRun() {
     'node bench/ab.mjs --b-import=bench/experiments/autopipeline.mjs  # price an idea: API A vs API B (a node --import preload), alternating',
     'node bench/profile-worker.mjs [--no-profile] [--import=FILE]       # one worker draining 20 000 jobs: profile, or drain rate and CPU per job',
     'BENCH_BULLMQ_PROXY=/path/to/bullmq-proxy npm run bench        # adds figure 8, bullmq-proxy side by side (skipped when unset)',
+    'node bench/http-worker.mjs         # figure 9 alone: one HTTP worker (Python) against one SDK worker, and idle long polls',
     'BENCH_BULLMQ_PROXY=/path/to/bullmq-proxy node bench/run.mjs --only=proxy  # figure 8 alone (about 2 min; no docs written)',
     '```',
     '',
@@ -72,6 +74,11 @@ function whatEachFigureIs(d, c) {
     ...(d.proxy
       ? [
           `8. **bullmq-proxy side by side** (when \`BENCH_BULLMQ_PROXY\` names a checkout): longrun's API on the pinned Bun and on this Node against the proxy on that Bun, alternating: submit against \`POST /queues/echo/jobs\` (add-job), poll against \`GET /queues/echo/jobs/:id\` (get-job); goals for longrun on Bun: submit ≥ 0.60× and poll ≥ 0.80× the proxy's req/s, CPU per submit (server + Redis) ≤ 1.60× the proxy's.`,
+        ]
+      : []),
+    ...(d.httpWorker
+      ? [
+          `9. **HTTP workers** (issue 31; needs \`python3\`): ${num(d.httpWorker.jobs)} tasks queued with no worker running, then one worker process drains them, alternating: the stock SDK worker (\`echo\`, concurrency 10) and one \`examples/python-worker/worker.py\` process (\`py-wordcount\`, \`WORKER_MAX=10\`, results sent with its next lease call); jobs/s from the first completion to the last (start-up excluded), counted from the worker's own log lines; CPU per job of the worker, the API and Redis from \`/proc/<pid>/stat\` over each drain. Then ${num(d.httpWorker.idlePollers ?? 0)} long polls (\`waitMs\` 30 000) held open on an empty type: the API's CPU against the same API idle. Goals: drain ≥ 0.50× the SDK worker's; idle long polls < 5 % of a core. Alone: \`node bench/http-worker.mjs\`.`,
         ]
       : []),
   ].join('\n');
@@ -136,6 +143,7 @@ function detailsSection(d) {
     '',
     `Cancel (${d.cancel.n}): answer p50 ${ms(d.cancel.answer.p50)}, p99 ${ms(d.cancel.answer.p99)}, max ${ms(d.cancel.answer.max)}; handler aborted p50 ${ms(d.cancel.aborted.p50)}, p99 ${ms(d.cancel.aborted.p99)}, max ${ms(d.cancel.aborted.max)}; never aborted: ${d.cancel.missing}.`,
     ...(d.proxy ? ['', '### bullmq-proxy side by side', '', proxyMarkdown(d.proxy)] : []),
+    ...(d.httpWorker ? ['', '### HTTP workers', '', httpWorkerMarkdown(d.httpWorker)] : []),
   ].join('\n');
 }
 

@@ -76,7 +76,13 @@ export function createApp(deps: AppDeps): Express {
 export function createListener(deps: AppDeps): RequestListener {
   const { app, observe } = buildApp(deps);
   if (deps.fastLane === false || deps.rateLimitRps > 0) return app;
-  return fastLane(app, { engine: deps.engine, keys: deps.keys, logger: deps.logger, observe });
+  return fastLane(app, {
+    engine: deps.engine,
+    keys: deps.keys,
+    logger: deps.logger,
+    observe,
+    workers: deps.workers,
+  });
 }
 
 function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {

@@ -1,8 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Request } from 'express';
-import type { TaskEngine } from '@longrun/engine';
+import type { LeaseBroker, TaskEngine } from '@longrun/engine';
 import type { Logger } from 'pino';
 import { answerSubmit, answerTask } from '../routes/jobs.js';
+import { answerLeases } from '../routes/worker-leases.js';
 import { bearerTenant, type ApiKeys } from './auth.js';
 import { idempotencyKey } from './idempotency-key.js';
 import { readPlainJson } from './json-body.js';
@@ -15,12 +16,16 @@ const SUBMIT_ROUTE = '/v1/jobs/';
 const TASK_ROUTE = '/v1/jobs/:id';
 /** A poll's path as the lane takes it: one plain segment (Express decodes any other form). */
 const TASK_PATH = /^\/v1\/jobs\/([A-Za-z0-9_-]{1,128})$/;
+/** An HTTP worker's lease call (decision 68): its path, and its route label as Express's. */
+const LEASES_PATH = '/v1/worker/leases';
 
 export interface FastLaneDeps {
   engine: TaskEngine;
   keys: ApiKeys;
   logger: Logger;
   observe: RequestObserver;
+  /** HTTP workers: their keys and lease broker (lease calls take the lane too). */
+  workers?: { keys: ApiKeys; leases: LeaseBroker } | undefined;
 }
 
 /**
@@ -31,11 +36,25 @@ export interface FastLaneDeps {
  * with the same parts (request id and log, metrics, the bearer key, the body reader, the
  * engine's call, the answer and its problems), so the answers are the same; it skips Express's
  * own work per request (routing, its request and response objects), a tenth of a submit's CPU
- * on Bun. With a rate limit configured the lane is not used (`createListener`).
+ * on Bun. With a rate limit configured the lane is not used (`createListener`). An HTTP worker's
+ * lease call (`POST /v1/worker/leases` with a worker key and a plain JSON body) takes the lane
+ * too (decision 68): its route's own function answers it (`answerLeases`).
  */
 export function fastLane(app: RequestListener, deps: FastLaneDeps): RequestListener {
-  const { engine, keys, logger, observe } = deps;
+  const { engine, keys, logger, observe, workers } = deps;
+  const lease: RequestListener = (req, res) => {
+    const worker = workers && bearerTenant(workers.keys, req.headers.authorization);
+    if (!workers || !worker) return app(req, res);
+    const fail = failWith(logger, req, res);
+    const taken = readPlainJson(req, (err) => {
+      if (err) return fail(err);
+      answerLeases(workers.leases, worker, (req as { body?: unknown }).body, res).catch(fail);
+    });
+    if (!taken) return app(req, res);
+    trackRequest(logger, observe, req, res, LEASES_PATH);
+  };
   const take: RequestListener = (req, res) => {
+    if (req.method === 'POST' && req.url === LEASES_PATH) return lease(req, res);
     const fail = failWith(logger, req, res);
     if (req.method === 'GET') {
       const id = TASK_PATH.exec(req.url ?? '')?.[1];

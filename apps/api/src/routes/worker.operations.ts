@@ -54,9 +54,25 @@ export const registerJobTypeRequestSchema = z
   })
   .strict();
 
+/** One completion sent with a lease call (decision 68): as `…/complete` would take it. */
+export const leaseCompletionSchema = z
+  .object({
+    leaseId: z.string().min(1).max(1024).describe('A lease of this worker, finished'),
+    result: z.unknown().describe("The task's result (any JSON)"),
+  })
+  .strict()
+  .refine((body) => 'result' in body, { message: 'result is required', path: ['result'] });
+
 /** The body of `POST /v1/worker/leases`. */
 export const leaseRequestSchema = z
   .object({
+    completions: z
+      .array(leaseCompletionSchema)
+      .max(100)
+      .optional()
+      .describe(
+        'Leases to complete first, each as `POST …/{leaseId}/complete` would (decision 68): one call finishes the runs done and leases the next. The body stays under 1 MiB: send a large result through `…/complete`.',
+      ),
     types: z.array(jobTypeNameSchema).min(1).max(50).describe('The job types this worker runs'),
     max: z.number().int().min(1).max(100).default(1).describe('Most leases in one answer'),
     waitMs: z
@@ -79,8 +95,31 @@ const leaseSchema = z.object({
   leaseMs: z.number().int().describe('Heartbeat within this long, or the lease expires'),
   traceparent: z.string().optional(),
 });
+/** What became of one of a lease call's `completions`: its task, or the problem `…/complete` answers. */
+const leaseCompletedSchema = z.object({
+  leaseId: z.string(),
+  taskId: z.string().optional().describe('Completed: the task'),
+  status: z.literal('completed').optional(),
+  problem: z
+    .object({
+      status: z.number().int(),
+      title: z.string(),
+      code: z.string(),
+      detail: z.string().optional(),
+      taskStatus: z.string().optional(),
+    })
+    .passthrough()
+    .optional()
+    .describe('Not completed: what `…/complete` would have answered (404, 409 or 422)'),
+});
 /** The answer of `POST /v1/worker/leases`. */
-export const leaseListSchema = z.object({ leases: z.array(leaseSchema) });
+export const leaseListSchema = z.object({
+  leases: z.array(leaseSchema),
+  completions: z
+    .array(leaseCompletedSchema)
+    .optional()
+    .describe("Present when the request had `completions`: each one's outcome, in order"),
+});
 
 /** The body of `POST /v1/worker/leases/{leaseId}/heartbeat`. */
 export const heartbeatRequestSchema = z
@@ -183,7 +222,7 @@ export const leaseJobs: Operation = {
   operationId: 'leaseJobs',
   summary: 'Lease jobs to run (long-poll)',
   description:
-    'Up to `max` jobs of `types`, each one run of one job: fair share, priorities, rate limits, delays and timeouts apply as for SDK workers. With none waiting, waits up to `waitMs` for one, then answers an empty list. Heartbeat each lease within `leaseMs`, or its job runs again elsewhere (`attempt` + 1).',
+    'Up to `max` jobs of `types`, each one run of one job: fair share, priorities, rate limits, delays and timeouts apply as for SDK workers. With none waiting, waits up to `waitMs` for one, then answers an empty list. Heartbeat each lease within `leaseMs`, or its job runs again elsewhere (`attempt` + 1). Optional `completions` are done first, each as `…/complete` would, and answered in `completions`: a worker finishes the runs it has done and leases the next in one call.',
   body: { schema: 'LeaseRequest', example: { types: ['py-wordcount'], max: 1, waitMs: 20000 } },
   responses: {
     '200': jsonResponse('The leases (maybe none).', 'LeaseList'),

@@ -1,5 +1,7 @@
 import type { IRouter, NextFunction, Request, RequestHandler, Response } from 'express';
 import { fieldErrors, Problem } from '@longrun/core';
+import { answerLeases } from './worker-leases.js';
+import { finishProblem, invalid, parse } from './worker-problems.js';
 import type { FinishOutcome, LeaseBroker, TaskEngine } from '@longrun/engine';
 import { jsonBody } from '../http/json-body.js';
 import { leaseProblem } from '../http/outcomes.js';
@@ -16,7 +18,6 @@ import {
   inputRequestSchema,
   jobTypeNameSchema,
   leaseJobs,
-  leaseRequestSchema,
   registerJobTypeRequestSchema,
   registerWorkerJobType,
   WORKER_PATH,
@@ -61,20 +62,9 @@ export function addWorkerRoutes(
     },
   );
 
-  mount(router, leaseJobs, ...before, jsonBody(), async (req, res) => {
-    const body = parse(leaseRequestSchema, req.body);
-    // The client going away ends the wait; a job taken after it goes back to its queue.
-    const gone = new AbortController();
-    res.on('close', () => gone.abort());
-    const outcome = await leases.take(workerOf(res), body, gone.signal);
-    if (outcome.kind === 'unknownType') {
-      throw invalid('A job type is not registered', [
-        { path: 'types', message: `No job type "${outcome.name}" is registered` },
-      ]);
-    }
-    res.setHeader('Cache-Control', 'no-store');
-    res.json({ leases: outcome.leases });
-  });
+  mount(router, leaseJobs, ...before, jsonBody(), (req, res) =>
+    answerLeases(leases, workerOf(res), req.body, res),
+  );
 
   mount<{ leaseId: string }>(
     router,
@@ -130,39 +120,6 @@ export function addWorkerRoutes(
 function answer(res: Response, outcome: FinishOutcome): void {
   if (outcome.kind !== 'ok') throw finishProblem(outcome);
   res.json({ taskId: outcome.taskId, status: outcome.status });
-}
-
-/** A finish that did not end the run, as its problem. */
-function finishProblem(outcome: Exclude<FinishOutcome, { kind: 'ok' }>): Problem {
-  if (outcome.kind === 'badSchema') {
-    return invalid('The answer schema cannot be used', [
-      { path: 'schema', message: outcome.message },
-    ]);
-  }
-  return leaseProblem(outcome);
-}
-
-function parse<T>(
-  schema: {
-    safeParse(
-      v: unknown,
-    ): { success: true; data: T } | { success: false; error: import('zod').ZodError };
-  },
-  body: unknown,
-): T {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) throw invalid('The body is invalid', fieldErrors(parsed.error));
-  return parsed.data;
-}
-
-function invalid(detail: string, errors: { path: string; message: string }[]): Problem {
-  return new Problem({
-    status: 400,
-    title: 'Bad Request',
-    detail,
-    code: 'invalid-request',
-    errors,
-  });
 }
 
 function noBroker(): LeaseBroker {

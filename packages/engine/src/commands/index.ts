@@ -2,6 +2,7 @@
 import './bullmq-includes.js';
 export { announceShards } from './announce-shards.js';
 export { completeMany } from './complete-many.js';
+export { completeLeased, type LeasedOutcome } from './complete-leased.js';
 export { createMany } from './create-many.js';
 export { createTask, decodeCreate, type CreateOutcome } from './create-task.js';
 export { discardTask, type DiscardOutcome } from './discard-task.js';

@@ -8,14 +8,24 @@ import {
   type JobTypeDescriptor,
   type JsonJobTypeSpec,
 } from '../registry/describe.js';
+import { taskKeys } from '../keys.js';
 import { shardPrefix } from '../shards.js';
+import { LeasedCompletions } from './leased-completions.js';
 import { SchemaValidators } from '../validation/schema-validators.js';
 import { TaskStore } from '../task-store.js';
 import type { RunOutcome, TaskJobData, TaskWorkerLogger } from '../worker/job-data.js';
 import { encodeLeaseId } from './lease-id.js';
-import { LeasePuller, waitForJob } from './lease-puller.js';
+import type { LeasePuller } from './lease-puller.js';
+import { fillFrom, makePuller, waitForJob } from './lease-pullers.js';
 import { WorkerPresence } from './worker-presence.js';
-import { LeaseRuns, attemptOf, type LeaseShard } from './lease-runs.js';
+import {
+  LeaseRuns,
+  attemptOf,
+  runOf,
+  type EndedRun,
+  type FinishOutcome,
+  type LeaseShard,
+} from './lease-runs.js';
 
 export interface LeaseBrokerOptions {
   /** The API's producer connection (fails fast): task records and the registry. */
@@ -55,7 +65,19 @@ export interface LeaseView {
 }
 
 export type LeaseTakeOutcome =
-  { kind: 'ok'; leases: LeaseView[] } | { kind: 'unknownType'; name: string };
+  | {
+      kind: 'ok';
+      leases: LeaseView[];
+      /** What became of each of the call's `completions`, in order (when it had some). */
+      completions?: FinishOutcome[];
+    }
+  | { kind: 'unknownType'; name: string };
+
+/** A completion sent with a lease call (decision 68). */
+export interface LeaseCompletion {
+  leaseId: string;
+  result: unknown;
+}
 
 /**
  * Jobs for HTTP workers: registers their types in the job-type registry, hands out leases (one
@@ -85,7 +107,17 @@ export class LeaseBroker {
         opts.maxTtlMs,
         opts.prefix,
       );
-      this.shards.push({ store, completions: new CompletionBatch(store) });
+      // Completions go on the worker connection, BullMQ's own: a completion's record write and
+      // its job's finish then go out back to back, in that order, in one round trip.
+      const onWorker = new TaskStore(
+        opts.workerConnection,
+        shardPrefix(opts.prefix, n),
+        opts.maxTtlMs,
+        opts.prefix,
+      );
+      const keys = taskKeys(shardPrefix(opts.prefix, n), opts.prefix);
+      const leased = new LeasedCompletions(opts.workerConnection, keys);
+      this.shards.push({ store, completions: new CompletionBatch(onWorker), leased });
     }
     this.runs = new LeaseRuns({
       leaseMs: opts.leaseMs,
@@ -94,7 +126,7 @@ export class LeaseBroker {
       shard: (n) => this.shards[n],
       puller: (n, queue) => this.puller(n, queue),
       schemaFault: (schema) => this.schemaFault(schema),
-      ended: (job, type, outcome) => this.ended(job, type, outcome),
+      ended: (run, outcome) => this.ended(run, outcome),
     });
   }
 
@@ -152,12 +184,16 @@ export class LeaseBroker {
   /**
    * Up to `max` leases of jobs of `types`: those waiting now, or, with none, the first to come
    * within `waitMs` (then any more waiting at that moment). `signal` ends the wait early (the
-   * client went away): a job taken after it goes back to its queue.
+   * client went away): a job taken after it goes back to its queue. `completions` are done first
+   * (once the types are known good), each as `runs.complete` does it (decision 68); the finish
+   * of one on a queue this call leases from takes that queue's next job in the same script, as
+   * an SDK worker's does, while `max` leaves room.
    */
   async take(
     worker: string,
     req: { types: readonly string[]; max: number; waitMs: number },
     signal?: AbortSignal,
+    completions?: readonly LeaseCompletion[],
   ): Promise<LeaseTakeOutcome> {
     const types = new Map<string, RegisteredJobType>();
     for (const name of req.types) {
@@ -180,15 +216,28 @@ export class LeaseBroker {
       const lease = await this.open(job, token, puller, shardOf.get(puller)!, types);
       if (lease) leases.push(lease);
     };
-    await this.fill(pullers, req.max, leases, open);
+    let finished: FinishOutcome[] | undefined;
+    if (completions) {
+      let room = req.max;
+      const fetch = (puller: LeasePuller) => shardOf.has(puller) && room-- > 0;
+      finished = await Promise.all(
+        completions.map((c) => this.runs.complete(c.leaseId, c.result, fetch)),
+      );
+      await Promise.all(
+        finished.map((f) =>
+          f.kind === 'ok' && f.next ? open(f.next.job, f.next.token, f.next.puller) : null,
+        ),
+      );
+    }
+    await fillFrom(pullers, this.turn++, req.max, leases, open);
     const deadline = Date.now() + req.waitMs;
     while (leases.length === 0 && Date.now() < deadline && !signal?.aborted && !this.stopping) {
       const got = await waitForJob(pullers, deadline - Date.now(), signal);
       if (!got) break;
       await open(got.job, got.token, got.puller);
-      if (leases.length > 0) await this.fill(pullers, req.max, leases, open);
+      if (leases.length > 0) await fillFrom(pullers, this.turn++, req.max, leases, open);
     }
-    return { kind: 'ok', leases };
+    return { kind: 'ok', leases, ...(finished ? { completions: finished } : {}) };
   }
 
   /**
@@ -204,29 +253,6 @@ export class LeaseBroker {
     this.stopWaiting();
     await Promise.allSettled([...this.pullers.values()].map((p) => p.close()));
     this.pullers.clear();
-  }
-
-  /**
-   * Takes what is waiting now, round the pullers from a different one each call, up to `max`:
-   * the takes from one puller go out together (one write, one round trip for all of them).
-   */
-  private async fill(
-    pullers: readonly LeasePuller[],
-    max: number,
-    leases: LeaseView[],
-    open: (job: Job, token: string, puller: LeasePuller) => Promise<void>,
-  ): Promise<void> {
-    const first = this.turn++ % pullers.length;
-    for (let i = 0; i < pullers.length && leases.length < max; i++) {
-      const puller = pullers[(first + i) % pullers.length]!;
-      for (let rounds = 0; rounds < 3 && leases.length < max; rounds++) {
-        const wanted = max - leases.length;
-        const taken = await Promise.all(Array.from({ length: wanted }, () => puller.takeNow()));
-        const got = taken.filter((t) => t !== undefined);
-        await Promise.all(got.map((t) => open(t.job, t.token, puller)));
-        if (got.length < wanted) break; // this queue has no more now
-      }
-    }
   }
 
   /**
@@ -269,8 +295,15 @@ export class LeaseBroker {
       { taskId: id, type: job.name, attempt: attemptOf(job), requestId: data.requestId },
       'task leased',
     );
+    // What completing needs of the run travels in the lease id: a completion reads no job.
+    const run = {
+      type: job.name,
+      startedAt: job.processedOn ?? now,
+      timeoutMs: data.timeoutMs ?? this.opts.types.get(job.name)?.timeoutMs ?? 0,
+      attempt: attemptOf(job),
+    };
     return {
-      leaseId: encodeLeaseId({ shard, queue: puller.queue, jobId: id, token }),
+      leaseId: encodeLeaseId({ shard, queue: puller.queue, jobId: id, token, run }),
       taskId: id,
       type: job.name,
       input,
@@ -283,15 +316,16 @@ export class LeaseBroker {
 
   private async skip(job: Job, token: string): Promise<null> {
     await job.moveToCompleted(null, token, false);
-    this.ended(job, job.name, 'skipped');
+    this.ended(runOf(job), 'skipped');
     return null;
   }
 
-  private ended(job: Job, type: string, outcome: RunOutcome): void {
-    const durationMs = Math.max(0, Date.now() - (job.processedOn ?? Date.now()));
+  private ended(run: EndedRun, outcome: RunOutcome): void {
+    const { taskId, type, attempt } = run;
+    const durationMs = Math.max(0, Date.now() - (run.startedAt ?? Date.now()));
     if (outcome !== 'skipped') {
       this.opts.logger.info(
-        { taskId: job.id, type, attempt: attemptOf(job), outcome, durationMs },
+        { taskId, type, attempt, outcome, durationMs },
         outcome === 'completed'
           ? 'task completed'
           : outcome === 'failed'
@@ -306,31 +340,7 @@ export class LeaseBroker {
     const key = `${shard} ${queue}`;
     let puller = this.pullers.get(key);
     if (!puller) {
-      const rateLimit = [...this.opts.types.values()].find(
-        (t) => t.queueName === queue && t.rateLimit,
-      )?.rateLimit;
-      const { store } = this.shards[shard]!;
-      puller = new LeasePuller({
-        connection: this.opts.workerConnection,
-        prefix: shardPrefix(this.opts.prefix, shard),
-        queue,
-        leaseMs: this.opts.leaseMs,
-        rateLimit,
-        onLost: (job, err) => {
-          // BullMQ failed it on its own: its lease lapsed more often than allowed.
-          void store
-            .transition(job.id ?? '', 'jobLost', {
-              error: {
-                message: `Worker lost the job too many times: ${err.message}`,
-                code: 'job-lost',
-              },
-            })
-            .catch((error: unknown) =>
-              this.opts.logger.error({ err: error, taskId: job.id }, 'could not record a lost job'),
-            );
-        },
-        onError: (err) => this.opts.logger.warn({ err, queue }, 'lease queue error'),
-      });
+      puller = makePuller(this.opts, shard, queue, this.shards[shard]!.store);
       this.pullers.set(key, puller);
     }
     return puller;

@@ -26,6 +26,12 @@ export interface LeasePullerOptions {
   onError(err: Error): void;
 }
 
+/** BullMQ 6's `Worker` members that turn a finish's `fetchNext` answer into a job. */
+interface WorkerInternals {
+  updateDelays(rateLimitDelay?: unknown, delayUntil?: unknown): void;
+  nextJobFromJobData(jobData?: unknown, jobId?: unknown, token?: string): Promise<Job | undefined>;
+}
+
 /** How long to wait when BullMQ answers at once with no job (rate limited, or just drained). */
 const EMPTY_PAUSE_MS = 50;
 
@@ -76,6 +82,19 @@ export class LeasePuller {
     const token = randomUUID();
     const job = await this.worker.getNextJob(token, { block: false });
     return job ? { job, token } : undefined;
+  }
+
+  /**
+   * The job BullMQ's `moveToFinished` took next in the same script (`fetchNext`), as
+   * `getNextJob` would hand it out, or undefined: what BullMQ's own `Worker.handleCompleted`
+   * does with that answer (its rate-limit and delay bookkeeping, then the job made from it).
+   */
+  async nextFrom(finished: unknown, token: string): Promise<Job | undefined> {
+    if (!Array.isArray(finished) || this.closed) return undefined;
+    const [jobData, jobId, rateLimitDelay, delayUntil] = finished as unknown[];
+    const worker = this.worker as unknown as WorkerInternals;
+    worker.updateDelays(rateLimitDelay, delayUntil);
+    return (await worker.nextJobFromJobData(jobData, jobId, token)) ?? undefined;
   }
 
   /** Waits for a job for `waiter` (the oldest waiter gets the next job); `cancel` stops waiting. */

@@ -1,6 +1,7 @@
 import { isTerminal, type TaskStatus } from '@longrun/core';
 import { Job } from 'bullmq';
 import type { CompletionBatch } from '../completion-batch.js';
+import type { LeasedCompletions } from './leased-completions.js';
 import type { JobTypeDirectory } from '../registry/job-type-directory.js';
 import type { TaskStore } from '../task-store.js';
 import type { RunOutcome, TaskJobData } from '../worker/job-data.js';
@@ -8,12 +9,15 @@ import { refuseResult } from '../worker/result-check.js';
 import { RunTimedOut } from '../worker/run-control.js';
 import { recordRunFailure } from '../worker/run-failure.js';
 import { decodeLeaseId, type LeaseRef } from './lease-id.js';
+import { completeRun, lapsed } from './lease-complete.js';
 import type { LeasePuller } from './lease-puller.js';
 
 /** One shard's record side, as the lease calls need it. */
 export interface LeaseShard {
   store: TaskStore;
   completions: CompletionBatch;
+  /** Completions of leases that carry their run, each checking its lock (decision 68). */
+  leased: LeasedCompletions;
 }
 
 export interface LeaseRunsOptions {
@@ -24,7 +28,26 @@ export interface LeaseRunsOptions {
   puller(n: number, queue: string): LeasePuller;
   /** Why a JSON Schema cannot be compiled, or null. */
   schemaFault(schema: Record<string, unknown>): string | null;
-  ended(job: Job, type: string, outcome: RunOutcome): void;
+  ended(run: EndedRun, outcome: RunOutcome): void;
+}
+
+/** A run that ended, as the broker reports it (its log line and metrics). */
+export interface EndedRun {
+  taskId: string;
+  type: string;
+  attempt: number;
+  /** When the run started (ms), if known. */
+  startedAt: number | undefined;
+}
+
+/** The run `job` is, as `ended` reports it. */
+export function runOf(job: Job): EndedRun {
+  return {
+    taskId: job.id ?? '',
+    type: job.name,
+    attempt: attemptOf(job),
+    startedAt: job.processedOn,
+  };
 }
 
 /**
@@ -41,7 +64,13 @@ export type LeaseEnded =
 
 export type HeartbeatOutcome = { kind: 'ok'; cancelled: boolean; leaseMs: number } | LeaseEnded;
 export type FinishOutcome =
-  | { kind: 'ok'; taskId: string; status: TaskStatus }
+  | {
+      kind: 'ok';
+      taskId: string;
+      status: TaskStatus;
+      /** A job its finish took next (`complete` with `fetch`): the caller leases or gives it back. */
+      next?: { job: Job; token: string; puller: LeasePuller };
+    }
   | { kind: 'resultRefused'; code: string; message: string }
   | { kind: 'badSchema'; message: string }
   | LeaseEnded;
@@ -104,8 +133,22 @@ export class LeaseRuns {
     return { kind: 'ok', cancelled: false, leaseMs: this.opts.leaseMs };
   }
 
-  /** Completes the task with `result` (refused over the result cap: the task fails). */
-  async complete(leaseId: string, result: unknown): Promise<FinishOutcome> {
+  /**
+   * Completes the task with `result` (refused over the result cap: the task fails). `fetch`: may
+   * the finish take the next job of the lease's queue (decision 68)? It comes back as `next`.
+   */
+  async complete(
+    leaseId: string,
+    result: unknown,
+    fetch?: (puller: LeasePuller) => boolean,
+  ): Promise<FinishOutcome> {
+    // A lease that carries its run, in time and with a result under the cap: no job read.
+    const carried = decodeLeaseId(leaseId);
+    const run = carried?.run;
+    const inTime = run && (run.timeoutMs === 0 || Date.now() - run.startedAt <= run.timeoutMs);
+    if (carried && run && inTime && !refuseResult(result, this.opts.maxResultBytes)) {
+      return completeRun(this.opts, carried, run, result, fetch);
+    }
     const lease = await this.open(leaseId);
     if ('kind' in lease) return lease;
     const { job, shard, ref } = lease;
@@ -124,7 +167,7 @@ export class LeaseRuns {
       : done.reason === 'missing'
         ? 'skipped'
         : 'cancelled';
-    this.opts.ended(job, job.name, outcome);
+    this.opts.ended(runOf(job), outcome);
     if (done.ok) return { kind: 'ok', taskId: id, status: 'completed' };
     return { kind: 'finished', status: done.reason === 'missing' ? 'cancelled' : done.current };
   }
@@ -187,7 +230,7 @@ export class LeaseRuns {
       awaitingInput: true,
       inputRequest: { message: request.message, schema: request.schema },
     });
-    this.opts.ended(job, job.name, parked.ok ? 'input_required' : 'cancelled');
+    this.opts.ended(runOf(job), parked.ok ? 'input_required' : 'cancelled');
     if (parked.ok) return { kind: 'ok', taskId: id, status: 'input_required' };
     return { kind: 'finished', status: parked.reason === 'missing' ? 'cancelled' : parked.current };
   }
@@ -206,13 +249,7 @@ export class LeaseRuns {
       Job.fromId(puller.worker, ref.jobId),
       new Job(puller.worker, '', {}, {}, ref.jobId).extendLock(ref.token, this.opts.leaseMs),
     ]);
-    if (!job || held !== 1) {
-      const view = await shard.store.peek(ref.jobId);
-      if (!view) return { kind: 'notFound' };
-      return isTerminal(view.status)
-        ? { kind: 'finished', status: view.status }
-        : { kind: 'expired' };
-    }
+    if (!job || held !== 1) return lapsed(shard, ref.jobId);
     const lease = { ref, job, shard };
     const timeoutMs =
       ((job.data ?? {}) as TaskJobData).timeoutMs ?? this.opts.types.get(job.name)?.timeoutMs;
@@ -244,13 +281,13 @@ export class LeaseRuns {
     const end = await recordRunFailure(shard.store, job, job.id ?? '', failure);
     // BullMQ retries (with the type's backoff) or fails the job as it would a thrown error.
     await job.moveToFailed(end.thrown, ref.token, false);
-    this.opts.ended(job, job.name, end.outcome);
+    this.opts.ended(runOf(job), end.outcome);
     return end.outcome;
   }
 
   /** Ends a run whose task ended meanwhile: its job is done with (as an SDK run returns). */
   private async release(job: Job, token: string, outcome: RunOutcome): Promise<void> {
     await job.moveToCompleted(null, token, false);
-    this.opts.ended(job, job.name, outcome);
+    this.opts.ended(runOf(job), outcome);
   }
 }
