@@ -109,6 +109,7 @@ export class TaskWorker {
       onActiveChange: opts.onActiveChange,
       logWarn: (obj, msg) => opts.logger.warn(obj, msg),
       faults: opts.faults,
+      completed: (run, outcome, error) => this.completed(run, outcome, error),
     };
     // Two declared parameters: BullMQ makes an AbortController per job only for processors that
     // declare a third; runs are stopped through `RunControl` instead.
@@ -180,7 +181,7 @@ export class TaskWorker {
   /** BullMQ's processor: returns when the run completed, throws to retry, fail or park. */
   private async process(job: Job, token?: string): Promise<void> {
     if (!this.served.has(job.name)) return this.giveBack.job(job, token);
-    const release = await this.slots.acquire();
+    const release = this.slots.tryAcquire() ?? (await this.slots.acquire());
     try {
       return await this.runJob(job, token);
     } finally {
@@ -232,11 +233,16 @@ export class TaskWorker {
     span?: Span,
   ): Promise<void> {
     const taskId = task.id;
-    const requestId = ((job.data ?? {}) as TaskJobData).requestId;
-    const attempt = job.attemptsMade + 1;
-    this.opts.logger.info({ taskId, type: task.type, attempt, requestId }, 'task started');
+    const logger = this.opts.logger;
+    if (logger.isLevelEnabled?.('info') ?? true) {
+      const requestId = ((job.data ?? {}) as TaskJobData).requestId;
+      const attempt = job.attemptsMade + 1;
+      logger.info({ taskId, type: task.type, attempt, requestId }, 'task started');
+    }
     const run = new TaskRun(this.deps, job, task, fast, token);
-    const untrack = this.runs.track(taskId, run.control);
+    run.started = started;
+    run.span = span;
+    this.runs.track(taskId, run.control);
     let end: RunEnd;
     try {
       end = await run.execute();
@@ -244,29 +250,28 @@ export class TaskWorker {
       if (span) endRunSpan(span, 'failed', error);
       throw error;
     } finally {
-      untrack();
+      this.runs.untrack(taskId, run.control);
     }
     const thrown = end.thrown;
-    if (typeof end.outcome === 'string') {
+    // A completion's answer (completed, or refused) comes after the processor returned, to
+    // `completed` below.
+    if (end.outcome !== 'completing') {
       this.ended(job, task.type, end.outcome, started, span, thrown);
       if (end.outcome === 'failed') this.tellParent(task);
-    } else {
-      // A completion: its answer (completed, or refused) comes after the processor returned.
-      end.outcome.then(
-        (outcome) => {
-          this.ended(job, task.type, outcome, started, span);
-          if (outcome === 'completed') this.tellParent(task);
-        },
-        (err: unknown) => {
-          this.opts.logger.error({ err, taskId }, 'could not record the completion');
-          this.ended(job, task.type, 'failed', started, span, err);
-        },
-      );
     }
     if (thrown) {
       this.ownErrors.add(thrown);
       throw thrown;
     }
+  }
+
+  /** How a run's completion ended, once Redis answered (`RunDeps.completed`). */
+  private completed(run: TaskRun, outcome: RunOutcome, error?: unknown): void {
+    if (error !== undefined) {
+      this.opts.logger.error({ err: error, taskId: run.task.id }, 'could not record the completion');
+    }
+    this.ended(run.job, run.task.type, outcome, run.started, run.span, error);
+    if (outcome === 'completed') this.tellParent(run.task);
   }
 
   /** A child task ended here: its parent counts it, and wakes when it was the last (issue 29). */
@@ -299,7 +304,8 @@ export class TaskWorker {
     const logger = this.opts.logger;
     const durationMs = Date.now() - started;
     const quiet = outcome === 'skipped';
-    if (!quiet || (logger.isLevelEnabled?.('debug') ?? true)) {
+    // The line is built only for a level that writes it (a flood of short jobs at `warn`).
+    if (logger.isLevelEnabled?.(quiet ? 'debug' : 'info') ?? true) {
       const data = (job.data ?? {}) as TaskJobData;
       const line = {
         taskId: job.id,
