@@ -23,6 +23,8 @@
 
 local complete = LIFECYCLE.complete
 local replies = {'ok'}
+-- Each tenant's usage total is raised once, at the end (a worker's batch is mostly one tenant's).
+local added = {order = {}, bytes = {}}
 for i = 1, ITEMS do
   local task, a = item_keys(i).task, item_args(i)
   local cur = read_event(task, {F.tenant})
@@ -35,8 +37,9 @@ for i = 1, ITEMS do
     local eid = write_event(task, cur, {F.status, complete.to, F.statusMessage, complete.message,
       F.updatedAt, ARG.updatedAt, F.result, a.result}, KEY.outbox, ARG.channel, a.id)
     redis.call('ZREM', ARG.openPrefix .. cur[7] .. ':open', a.id)
-    usage_add(ARG.openPrefix .. cur[7] .. ':usage', a.id, #a.result)
+    usage_add_deferred(added, ARG.openPrefix .. cur[7] .. ':usage', a.id, #a.result)
     replies[i + 1] = {'ok', status, eid}
   end
 end
+usage_add_flush(added)
 return replies

@@ -14,6 +14,8 @@ interface Completion {
   id: string;
   /** The result as JSON (the run has it already: its size was checked). */
   json: string;
+  /** The result itself, for a lone completion (the transition script encodes it as it always did). */
+  value: unknown;
   sink: CompletionSink;
 }
 
@@ -61,17 +63,17 @@ export class CompletionBatch {
       sink.completionFailed(error); // not JSON: this completion fails, nothing is sent
       return { written: Promise.resolve(), outcome };
     }
-    return { written: this.completeJson(id, json, sink), outcome };
+    return { written: this.completeJson(id, json, sink, result ?? null), outcome };
   }
 
   /**
-   * Queues the completion of `id` with the result whose JSON is `json`; `sink` hears the outcome.
+   * Queues the completion of `id` with `value`, whose JSON is `json`; `sink` hears the outcome.
    * Resolves once the call carrying it has been handed to the connection (sent, queued while
    * reconnecting, or refused at once, which the sink then hears): any command sent on the same
    * connection after that runs after it in Redis.
    */
-  completeJson(id: string, json: string, sink: CompletionSink): Promise<void> {
-    this.pending.push({ id, json, sink });
+  completeJson(id: string, json: string, sink: CompletionSink, value: unknown): Promise<void> {
+    this.pending.push({ id, json, value, sink });
     if (!this.written) {
       this.written = signal();
       setImmediate(this.flush);
@@ -122,7 +124,6 @@ export class CompletionBatch {
   }
 
   private one(c: Completion): Promise<TransitionOutcome> {
-    // The rare path (a lone completion, or a retry): the plain transition, which encodes it.
-    return this.store.transition(c.id, 'complete', { result: JSON.parse(c.json) as unknown });
+    return this.store.transition(c.id, 'complete', { result: c.value });
   }
 }

@@ -8,6 +8,23 @@ local function usage_add(usage, id, bytes)
   end
 end
 
+-- The same for many tasks of a call: each tracked task's own count now, the totals once per
+-- usage key at the call's end (`usage_add_flush`). `acc` is the call's {order = {}, bytes = {}}.
+local function usage_add_deferred(acc, usage, id, bytes)
+  if bytes > 0 and redis.call('HEXISTS', usage, id) == 1 then
+    redis.call('HINCRBY', usage, id, bytes)
+    if not acc.bytes[usage] then
+      acc.bytes[usage] = 0
+      acc.order[#acc.order + 1] = usage
+    end
+    acc.bytes[usage] = acc.bytes[usage] + bytes
+  end
+end
+
+local function usage_add_flush(acc)
+  for _, usage in ipairs(acc.order) do redis.call('HINCRBY', usage, '#total', acc.bytes[usage]) end
+end
+
 -- Gives a task's bytes back. The id leaves the expiry set even without bytes in the hash: a
 -- stray entry there would come back first at every submit's prune and hold its place forever.
 local function usage_release(usage, id)

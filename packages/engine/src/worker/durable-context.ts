@@ -8,6 +8,7 @@ import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { ContextRun } from './job-context.js';
 import { RunParked } from './run-control.js';
+import { NO_STEPS } from './take-task.js';
 
 /** A parent waiting on children runs again this often at least (a wake-up lost in a crash). */
 export const CHILD_RECHECK_MS = 60_000;
@@ -88,7 +89,9 @@ export function durableCalls(run: DurableRun): DurableCalls {
       );
     }
     const kept = outcome.kind === 'exists' ? outcome.value : json;
-    run.task.steps.set(name, kept);
+    // A first run shares the empty NO_STEPS: it gets a map of its own at its first step.
+    if (run.task.steps === NO_STEPS) run.task.steps = new Map([[name, kept]]);
+    else (run.task.steps as Map<string, string>).set(name, kept);
     return JSON.parse(kept) as T;
   }
 

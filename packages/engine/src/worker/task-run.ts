@@ -140,7 +140,7 @@ export class TaskRun implements DurableRun, CompletionSink {
     // its command goes out after ours on the same connection, so Redis completes the record
     // first, and the two travel in one write (decision 19) instead of two round trips in a row.
     // The answer comes to `completionAnswered` (this run is the sink: no promise per job).
-    await this.deps.completions.completeJson(this.task.id, checked.json, this);
+    await this.deps.completions.completeJson(this.task.id, checked.json, this, result ?? null);
     return COMPLETING;
   }
 

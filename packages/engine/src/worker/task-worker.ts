@@ -10,7 +10,7 @@ import type { DurableHost } from './durable-host.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
 import { GiveBack } from './give-back.js';
-import { isFirstRun, takeTask } from './take-task.js';
+import { firstRunTask, isFirstRun, takeTask } from './take-task.js';
 import { RunRegistry } from './run-control.js';
 import { RunSlots } from './run-slots.js';
 import { TaskRun, type RunEnd } from './task-run.js';
@@ -189,13 +189,23 @@ export class TaskWorker {
     }
   }
 
-  private async runJob(job: Job, token?: string): Promise<void> {
+  private runJob(job: Job, token?: string): Promise<void> | void {
     const started = Date.now();
-    const taskId = job.id ?? '';
     const fast = isFirstRun(job, this.runningMarkMs);
-    const task = this.runs.wasCancelled(taskId)
-      ? null
-      : await takeTask(this.store, job, fast, started);
+    if (this.runs.wasCancelled(job.id ?? '')) return this.begin(job, null, fast, started, token);
+    // A first run takes its task from the job, at once; any other reads it (the start event).
+    if (fast) return this.begin(job, firstRunTask(job, started), fast, started, token);
+    return takeTask(this.store, job).then((task) => this.begin(job, task, fast, started, token));
+  }
+
+  /** Runs the task taken (in a span when traced), or ends a run that has nothing to run. */
+  private begin(
+    job: Job,
+    task: RunTask | null,
+    fast: boolean,
+    started: number,
+    token: string | undefined,
+  ): Promise<void> | void {
     if (!task) {
       // Cancelled before it started, expired, forgotten, or finished by a run that crashed
       // before BullMQ heard of it: nothing to do.
@@ -214,7 +224,7 @@ export class TaskWorker {
     if (!tracer) return this.runTask(job, task, fast, started, token);
     const attempt = job.attemptsMade + 1;
     const parent = task.traceparent ?? ((job.data ?? {}) as TaskJobData).traceparent;
-    const facts = { taskId, type: task.type, queue: job.queueName, attempt, parent };
+    const facts = { taskId: task.id, type: task.type, queue: job.queueName, attempt, parent };
     return traceRun(
       tracer,
       { ...facts, startedAt: started, previousRun: task.lastRunTrace, queueWaitMs: waitMs },
@@ -268,7 +278,10 @@ export class TaskWorker {
   /** How a run's completion ended, once Redis answered (`RunDeps.completed`). */
   private completed(run: TaskRun, outcome: RunOutcome, error?: unknown): void {
     if (error !== undefined) {
-      this.opts.logger.error({ err: error, taskId: run.task.id }, 'could not record the completion');
+      this.opts.logger.error(
+        { err: error, taskId: run.task.id },
+        'could not record the completion',
+      );
     }
     this.ended(run.job, run.task.type, outcome, run.started, run.span, error);
     if (outcome === 'completed') this.tellParent(run.task);
