@@ -9,6 +9,7 @@ import type { TaskStore, TransitionOutcome } from '../task-store.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import { createJobContext } from './job-context.js';
 import type { RunOutcome, RunTask } from './job-data.js';
+import type { MarkClock } from './mark-clock.js';
 import { checkResult } from './result-check.js';
 import { recordRunFailure } from './run-failure.js';
 import { InputParked, RunControl, RunParked, RunTimedOut } from './run-control.js';
@@ -22,8 +23,8 @@ export interface RunDeps {
   host?: DurableHost | undefined;
   completions: CompletionBatch;
   catalog: JobCatalog;
-  /** See `TaskWorkerOptions.runningMarkMs`. */
-  runningMarkMs: number;
+  /** The deferred `running` marks (`TaskWorkerOptions.runningMarkMs`), one timer for all runs. */
+  marks: MarkClock;
   /** A result whose JSON is longer fails the task (`result-too-large`); 0: no cap. */
   maxResultBytes: number;
   onActiveChange?: ((delta: 1 | -1) => void) | undefined;
@@ -55,7 +56,8 @@ const COMPLETING: RunEnd = { outcome: 'completing' };
  */
 export class TaskRun implements DurableRun, CompletionSink {
   readonly control = new RunControl();
-  private mark: NodeJS.Timeout | undefined;
+  /** The deferred `running` mark's ticket in `RunDeps.marks`, while it is still to be written. */
+  private markTicket = -1;
   /** When the run started (ms), for its duration; set by the worker. */
   started = 0;
   /** The run's span when traced (decision 65); set by the worker. */
@@ -173,10 +175,10 @@ export class TaskRun implements DurableRun, CompletionSink {
   }
 
   stopMark(): boolean {
-    const pending = this.mark !== undefined;
-    clearTimeout(this.mark);
-    this.mark = undefined;
-    return pending;
+    if (this.markTicket < 0) return false;
+    this.deps.marks.cancel(this.markTicket);
+    this.markTicket = -1;
+    return true;
   }
 
   stopIfGone(outcome: TransitionOutcome): void {
@@ -190,14 +192,17 @@ export class TaskRun implements DurableRun, CompletionSink {
 
   /** The deferred `start` event; the handler's own progress or input request replaces it. */
   private scheduleMark(): void {
-    this.mark = setTimeout(() => {
-      this.mark = undefined;
-      this.store.transition(this.task.id, 'start', { started: true }).then(
-        (outcome) => this.stopIfGone(outcome),
-        (err: unknown) =>
-          this.deps.logWarn({ err, taskId: this.task.id }, 'could not mark task running'),
-      );
-    }, this.deps.runningMarkMs);
+    this.markTicket = this.deps.marks.add(this);
+  }
+
+  /** `MarkClock`: the mark's time has come; written unless the run ended or wrote meanwhile. */
+  due(): void {
+    if (!this.stopMark()) return;
+    this.store.transition(this.task.id, 'start', { started: true }).then(
+      (outcome) => this.stopIfGone(outcome),
+      (err: unknown) =>
+        this.deps.logWarn({ err, taskId: this.task.id }, 'could not mark task running'),
+    );
   }
 
   /** The handler threw: park, retry or fail, as the error and the attempts left say. */

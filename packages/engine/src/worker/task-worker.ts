@@ -12,6 +12,7 @@ import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-d
 import { GiveBack } from './give-back.js';
 import { firstRunTask, isFirstRun, takeTask } from './take-task.js';
 import { RunRegistry } from './run-control.js';
+import { MarkClock } from './mark-clock.js';
 import { RunSlots } from './run-slots.js';
 import { TaskRun, type RunEnd } from './task-run.js';
 import { activeTracer } from '../tracing/tracer.js';
@@ -104,7 +105,7 @@ export class TaskWorker {
       // Completions of jobs that finish in the same turn go to Redis together.
       completions: new CompletionBatch(this.store),
       catalog: opts.catalog,
-      runningMarkMs: this.runningMarkMs,
+      marks: new MarkClock(this.runningMarkMs),
       maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
       onActiveChange: opts.onActiveChange,
       logWarn: (obj, msg) => opts.logger.warn(obj, msg),
