@@ -8,21 +8,23 @@ local function usage_add(usage, id, bytes)
   end
 end
 
--- The same for many tasks of a call: each tracked task's own count now, the totals once per
--- usage key at the call's end (`usage_add_flush`). `acc` is the call's {order = {}, bytes = {}}.
-local function usage_add_deferred(acc, usage, id, bytes)
-  if bytes > 0 and redis.call('HEXISTS', usage, id) == 1 then
-    redis.call('HINCRBY', usage, id, bytes)
-    if not acc.bytes[usage] then
-      acc.bytes[usage] = 0
-      acc.order[#acc.order + 1] = usage
+-- The same for many tasks of one tenant (`ids`, and `bytes` for each): one HMGET finds the tracked
+-- ones, one HSET raises their counts and one HINCRBY the total, instead of two or three calls a task.
+local function usage_add_many(usage, ids, bytes)
+  local have = redis.call('HMGET', usage, unpack(ids))
+  local sets, total = {}, 0
+  for i = 1, #ids do
+    local b = bytes[i]
+    if have[i] and b > 0 then
+      sets[#sets + 1] = ids[i]
+      sets[#sets + 1] = tonumber(have[i]) + b
+      total = total + b
     end
-    acc.bytes[usage] = acc.bytes[usage] + bytes
   end
-end
-
-local function usage_add_flush(acc)
-  for _, usage in ipairs(acc.order) do redis.call('HINCRBY', usage, '#total', acc.bytes[usage]) end
+  if total > 0 then
+    redis.call('HSET', usage, unpack(sets))
+    redis.call('HINCRBY', usage, '#total', total)
+  end
 end
 
 -- Gives a task's bytes back. The id leaves the expiry set even without bytes in the hash: a
