@@ -7,7 +7,7 @@
 // Redis time per job by command; then a MONITOR sample of top-level commands (round trips) per job.
 //
 //   node bench/worker-ratio.mjs [--rounds=5] [--jobs=8000] [--a-root=/work/main]
-//                               [--worker-env=KEY=VALUE ...] [--no-monitor]
+//                               [--worker-env=KEY=VALUE ...] [--api-env=KEY=VALUE ...] [--no-monitor]
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -27,6 +27,8 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '8000' },
     'a-root': { type: 'string' },
     'worker-env': { type: 'string', multiple: true, default: [] },
+    // KEY=VALUE settings of the APIs that submit (e.g. LONGRUN_FAIR_SHARE=off: standard jobs).
+    'api-env': { type: 'string', multiple: true, default: [] },
     'no-monitor': { type: 'boolean', default: false },
     // Directory: every worker runs under --cpu-prof, its profile in <dir>/<variant>/.
     profile: { type: 'string' },
@@ -90,6 +92,7 @@ try {
       redisUrl: own.url,
       prefix,
       apiKeys: `bench:${apiKey}`,
+      env: envOf(values['api-env']),
     });
     const queue = new Queue('tasks.echo', { connection: ctx.redis, prefix });
     const worker = await start(
