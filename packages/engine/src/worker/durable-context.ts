@@ -36,6 +36,30 @@ type DurableCalls = Pick<
 >;
 
 /**
+ * The durable calls of a handler's context, made only when the handler first uses one: most runs
+ * make none, and each run's set of them (its state and a dozen closures) showed in the worker's
+ * allocations (decision 70). The same functions as `durableCalls` gives, as own properties.
+ */
+export function lazyDurableCalls(run: DurableRun): DurableCalls {
+  let made: DurableCalls | undefined;
+  const calls = (): DurableCalls => (made ??= durableCalls(run));
+  return {
+    step: ((...args: Parameters<DurableCalls['step']>) =>
+      calls().step(...args)) as DurableCalls['step'],
+    sleep: (ms) => calls().sleep(ms),
+    sleepUntil: (date) => calls().sleepUntil(date),
+    runTask: ((...args: Parameters<DurableCalls['runTask']>) =>
+      calls().runTask(...args)) as DurableCalls['runTask'],
+    runTasks: ((...args: Parameters<DurableCalls['runTasks']>) =>
+      calls().runTasks(...args)) as DurableCalls['runTasks'],
+    createWaitpoint: ((...args: Parameters<DurableCalls['createWaitpoint']>) =>
+      calls().createWaitpoint(...args)) as DurableCalls['createWaitpoint'],
+    waitFor: ((...args: Parameters<DurableCalls['waitFor']>) =>
+      calls().waitFor(...args)) as DurableCalls['waitFor'],
+  };
+}
+
+/**
  * The durable calls of a handler's context (issue 29). Each is a step of the task, named by the
  * handler (`step`) or by its order among calls of its kind (`$sleep:1`, `$children:1`,
  * `$waitpoint:1`): a later run replays the results recorded (read with the task) without calling
