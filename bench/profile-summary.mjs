@@ -152,14 +152,35 @@ export function render(summary, title) {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const file = process.argv[2];
   if (!file) {
-    console.error('usage: node bench/profile-summary.mjs <file.cpuprofile> [top]');
+    console.error('usage: node bench/profile-summary.mjs <file.cpuprofile> [top] [from-function]');
     process.exit(2);
   }
   const profile = JSON.parse(readFileSync(file, 'utf8'));
+  // A third argument names a function: only samples from its first appearance on are counted
+  // (e.g. `moveToFinished`, to leave a worker's start-up out).
+  const from = process.argv[4];
   console.log(
     render(
-      summarise(profile, { top: Number(process.argv[3] ?? 15) }),
+      summarise(profile, {
+        top: Number(process.argv[3] ?? 15),
+        ...(from ? { window: { fromUs: firstSampleOf(profile, from), toUs: Infinity } } : {}),
+      }),
       fileURLToPath(pathToFileURL(file)),
     ),
   );
+}
+
+/** The time (profile clock, us) of the first sample with `name` on its stack. */
+function firstSampleOf(profile, name) {
+  const parent = new Map();
+  for (const node of profile.nodes) for (const c of node.children ?? []) parent.set(c, node.id);
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  let t = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i] ?? 0;
+    for (let id = profile.samples[i]; id !== undefined; id = parent.get(id)) {
+      if (byId.get(id)?.callFrame.functionName === name) return t;
+    }
+  }
+  throw new Error(`no sample of ${name}`);
 }

@@ -23,9 +23,14 @@
 
 local complete = LIFECYCLE.complete
 local replies = {'ok'}
+-- What the completed tasks leave, by tenant, done once per tenant at the end (a worker's batch
+-- is mostly one tenant's): their open-set entries (one ZREM) and their result bytes.
+local done, tenants = {}, {}
+local read = event_read_names({F.tenant})
 for i = 1, ITEMS do
-  local task, a = item_keys(i).task, item_args(i)
-  local cur = read_event(task, {F.tenant})
+  -- The item's key and arguments by position (item_keys/item_args would make two tables each).
+  local task, id, result = KEYS[1 + i], ARGV[2 + 2 * i], ARGV[3 + 2 * i]
+  local cur = redis.call('HMGET', task, unpack(read))
   local status = cur[1]
   if not status then
     replies[i + 1] = {'missing'}
@@ -33,10 +38,22 @@ for i = 1, ITEMS do
     replies[i + 1] = {'refused', status}
   else
     local eid = write_event(task, cur, {F.status, complete.to, F.statusMessage, complete.message,
-      F.updatedAt, ARG.updatedAt, F.result, a.result}, KEY.outbox, ARG.channel, a.id)
-    redis.call('ZREM', ARG.openPrefix .. cur[7] .. ':open', a.id)
-    usage_add(ARG.openPrefix .. cur[7] .. ':usage', a.id, #a.result)
+      F.updatedAt, ARG.updatedAt, F.result, result}, KEY.outbox, ARG.channel, id)
+    local tenant = cur[7]
+    local t = done[tenant]
+    if not t then
+      t = {ids = {}, bytes = {}}
+      done[tenant] = t
+      tenants[#tenants + 1] = tenant
+    end
+    t.ids[#t.ids + 1] = id
+    t.bytes[#t.bytes + 1] = #result
     replies[i + 1] = {'ok', status, eid}
   end
+end
+for _, tenant in ipairs(tenants) do
+  local t = done[tenant]
+  redis.call('ZREM', ARG.openPrefix .. tenant .. ':open', unpack(t.ids))
+  usage_add_many(ARG.openPrefix .. tenant .. ':usage', t.ids, t.bytes)
 end
 return replies

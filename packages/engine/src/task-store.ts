@@ -191,7 +191,7 @@ export class TaskStore extends TaskReads {
    * result, guarded as by {@link transition}, whose outcome it returns.
    */
   async completeMany(
-    items: readonly { id: string; result: unknown }[],
+    items: readonly ({ id: string; result: unknown } | { id: string; json: string })[],
   ): Promise<TransitionOutcome[]> {
     return completeMany.run(this.redis, {
       keys: { outbox: this.keys.outbox },
@@ -200,9 +200,13 @@ export class TaskStore extends TaskReads {
         openPrefix: this.keys.tenantPrefix,
         updatedAt: Date.now(),
       },
-      items: items.map(({ id, result }) => ({
-        keys: { task: this.keys.task(id) },
-        args: { id, result: JSON.stringify(result) ?? 'null' },
+      // A result given as JSON (a worker's run checked its size on that JSON) is sent as it is.
+      items: items.map((item) => ({
+        keys: { task: this.keys.task(item.id) },
+        args: {
+          id: item.id,
+          result: 'json' in item ? item.json : (JSON.stringify(item.result) ?? 'null'),
+        },
       })),
     });
   }

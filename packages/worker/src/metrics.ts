@@ -1,13 +1,17 @@
 import { createServer, type Server } from 'node:http';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { DeliveryOutcome, RunOutcome } from '@longrun/engine';
+import { LeanCounter, LeanHistogram } from './lean-metrics.js';
+
+const BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600];
 
 /** The worker's Prometheus metrics, on a registry of its own. */
 export class WorkerMetrics {
   readonly registry = new Registry();
-  private readonly processed: Counter<'type' | 'outcome'>;
-  private readonly duration: Histogram<'type'>;
-  private readonly queueWait: Histogram<'type'>;
+  // Written once per job run: lean (see LeanMetric), the rest are prom-client's own.
+  private readonly processed: LeanCounter;
+  private readonly duration: LeanHistogram;
+  private readonly queueWait: LeanHistogram;
   private readonly waitChildren = new Map<string, { observe(v: number): void }>();
   private readonly deliveries: Counter<'outcome'>;
   private readonly repairs: Counter<'repair'>;
@@ -22,26 +26,23 @@ export class WorkerMetrics {
 
   constructor(concurrency: number) {
     collectDefaultMetrics({ register: this.registry });
-    this.processed = new Counter({
-      name: 'longrun_jobs_processed_total',
-      help: 'Job runs by type and outcome (completed, failed, retrying, cancelled, input_required, skipped)',
-      labelNames: ['type', 'outcome'],
-      registers: [this.registry],
-    });
-    this.duration = new Histogram({
-      name: 'longrun_job_duration_seconds',
-      help: 'Duration of one job run, by type',
-      labelNames: ['type'],
-      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600],
-      registers: [this.registry],
-    });
-    this.queueWait = new Histogram({
-      name: 'longrun_job_queue_wait_seconds',
-      help: "Time from submit (or the end of its delay) to the start of a task's first run, by type",
-      labelNames: ['type'],
-      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600],
-      registers: [this.registry],
-    });
+    this.processed = new LeanCounter(
+      'longrun_jobs_processed_total',
+      'Job runs by type and outcome (completed, failed, retrying, cancelled, input_required, skipped)',
+      this.registry,
+    );
+    this.duration = new LeanHistogram(
+      'longrun_job_duration_seconds',
+      'Duration of one job run, by type',
+      this.registry,
+      BUCKETS,
+    );
+    this.queueWait = new LeanHistogram(
+      'longrun_job_queue_wait_seconds',
+      "Time from submit (or the end of its delay) to the start of a task's first run, by type",
+      this.registry,
+      BUCKETS,
+    );
     const activeNow = (): number => this.activeNow;
     new Gauge({
       name: 'longrun_worker_active_jobs',
@@ -81,8 +82,8 @@ export class WorkerMetrics {
     let child = this.runChildren.get(key);
     if (!child) {
       child = {
-        processed: this.processed.labels({ type, outcome }),
-        duration: this.duration.labels({ type }),
+        processed: this.processed.child({ type, outcome }),
+        duration: this.duration.child({ type }),
       };
       this.runChildren.set(key, child);
     }
@@ -93,7 +94,7 @@ export class WorkerMetrics {
   onQueueWait = (type: string, waitMs: number): void => {
     let child = this.waitChildren.get(type);
     if (!child) {
-      child = this.queueWait.labels({ type });
+      child = this.queueWait.child({ type });
       this.waitChildren.set(type, child);
     }
     child.observe(waitMs / 1000);

@@ -8,6 +8,25 @@ local function usage_add(usage, id, bytes)
   end
 end
 
+-- The same for many tasks of one tenant (`ids`, and `bytes` for each): one HMGET finds the tracked
+-- ones, one HSET raises their counts and one HINCRBY the total, instead of two or three calls a task.
+local function usage_add_many(usage, ids, bytes)
+  local have = redis.call('HMGET', usage, unpack(ids))
+  local sets, total = {}, 0
+  for i = 1, #ids do
+    local b = bytes[i]
+    if have[i] and b > 0 then
+      sets[#sets + 1] = ids[i]
+      sets[#sets + 1] = tonumber(have[i]) + b
+      total = total + b
+    end
+  end
+  if total > 0 then
+    redis.call('HSET', usage, unpack(sets))
+    redis.call('HINCRBY', usage, '#total', total)
+  end
+end
+
 -- Gives a task's bytes back. The id leaves the expiry set even without bytes in the hash: a
 -- stray entry there would come back first at every submit's prune and hold its place forever.
 local function usage_release(usage, id)

@@ -11,11 +11,17 @@ local HISTORY = 1000
 -- What a change reads before it writes, in this order (read_event's callers add their own).
 local EVENT_READ = {F.status, F.statusMessage, F.progress, F.updatedAt, F.seq, F.callback}
 
--- One HMGET of the record: the six fields above, then `extra`'s (at 7, 8, …).
-local function read_event(task, extra)
+-- The fields read_event reads: the six above, then `extra`'s (at 7, 8, …). A script reading
+-- many records (complete-many) makes the list once and reads each with HMGET of it.
+local function event_read_names(extra)
   local names = {unpack(EVENT_READ)}
   for i = 1, #extra do names[#names + 1] = extra[i] end
-  return redis.call('HMGET', task, unpack(names))
+  return names
+end
+
+-- One HMGET of the record: the six fields above, then `extra`'s (at 7, 8, …).
+local function read_event(task, extra)
+  return redis.call('HMGET', task, unpack(event_read_names(extra)))
 end
 
 local function event_entry(seq, st, msg, progress, updated)

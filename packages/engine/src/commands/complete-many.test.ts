@@ -55,4 +55,32 @@ describe('complete-many', () => {
     expect(outbox.map(([, fields]) => fields)).toEqual([['task', a, 'event', '2']]);
     expect(await redis.hget(keys.task(b), 'status')).toBe('cancelled');
   });
+
+  it("adds each tracked task's result bytes to it and to its tenant's total; an untracked task's to neither", async () => {
+    const keys = taskKeys(`test-${randomUUID()}`);
+    const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const tenantOf = ['t', 't', 'u', 't'];
+    for (const [i, id] of ids.entries()) {
+      await redis.hset(keys.task(id), { tenant: tenantOf[i]!, status: 'working', seq: '1' });
+    }
+    // Tracked under a budget: the first two of t and the one of u; the last of t is not.
+    await redis.hset(keys.usage('t'), { '#total': '100', [ids[0]!]: '60', [ids[1]!]: '40' });
+    await redis.hset(keys.usage('u'), { '#total': '7', [ids[2]!]: '7' });
+    const results = ['"abc"', '[1,2]', '{"k":"vvvv"}', '"untracked"'];
+    const outcomes = await completeMany.run(redis, {
+      keys: { outbox: keys.outbox },
+      args: { channel: keys.eventsChannel, openPrefix: keys.tenantPrefix, updatedAt: 5 },
+      items: ids.map((id, i) => ({
+        keys: { task: keys.task(id) },
+        args: { id, result: results[i]! },
+      })),
+    });
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    expect(await redis.hgetall(keys.usage('t'))).toEqual({
+      '#total': String(100 + 5 + 5),
+      [ids[0]!]: String(60 + 5),
+      [ids[1]!]: String(40 + 5),
+    });
+    expect(await redis.hgetall(keys.usage('u'))).toEqual({ '#total': '19', [ids[2]!]: '19' });
+  });
 });

@@ -8,6 +8,7 @@ import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { ContextRun } from './job-context.js';
 import { RunParked } from './run-control.js';
+import { NO_STEPS } from './take-task.js';
 
 /** A parent waiting on children runs again this often at least (a wake-up lost in a crash). */
 export const CHILD_RECHECK_MS = 60_000;
@@ -33,6 +34,30 @@ type DurableCalls = Pick<
   JobContext,
   'step' | 'sleep' | 'sleepUntil' | 'runTask' | 'runTasks' | 'createWaitpoint' | 'waitFor'
 >;
+
+/**
+ * The durable calls of a handler's context, made only when the handler first uses one: most runs
+ * make none, and each run's set of them (its state and a dozen closures) showed in the worker's
+ * allocations (decision 70). The same functions as `durableCalls` gives, as own properties.
+ */
+export function lazyDurableCalls(run: DurableRun): DurableCalls {
+  let made: DurableCalls | undefined;
+  const calls = (): DurableCalls => (made ??= durableCalls(run));
+  return {
+    step: ((...args: Parameters<DurableCalls['step']>) =>
+      calls().step(...args)) as DurableCalls['step'],
+    sleep: (ms) => calls().sleep(ms),
+    sleepUntil: (date) => calls().sleepUntil(date),
+    runTask: ((...args: Parameters<DurableCalls['runTask']>) =>
+      calls().runTask(...args)) as DurableCalls['runTask'],
+    runTasks: ((...args: Parameters<DurableCalls['runTasks']>) =>
+      calls().runTasks(...args)) as DurableCalls['runTasks'],
+    createWaitpoint: ((...args: Parameters<DurableCalls['createWaitpoint']>) =>
+      calls().createWaitpoint(...args)) as DurableCalls['createWaitpoint'],
+    waitFor: ((...args: Parameters<DurableCalls['waitFor']>) =>
+      calls().waitFor(...args)) as DurableCalls['waitFor'],
+  };
+}
 
 /**
  * The durable calls of a handler's context (issue 29). Each is a step of the task, named by the
@@ -88,7 +113,9 @@ export function durableCalls(run: DurableRun): DurableCalls {
       );
     }
     const kept = outcome.kind === 'exists' ? outcome.value : json;
-    run.task.steps.set(name, kept);
+    // A first run shares the empty NO_STEPS: it gets a map of its own at its first step.
+    if (run.task.steps === NO_STEPS) run.task.steps = new Map([[name, kept]]);
+    else (run.task.steps as Map<string, string>).set(name, kept);
     return JSON.parse(kept) as T;
   }
 

@@ -4,7 +4,7 @@ import type { JobContext } from '@longrun/core';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import type { RunTask } from './job-data.js';
-import { durableCalls, type DurableRun } from './durable-context.js';
+import { lazyDurableCalls, type durableCalls, type DurableRun } from './durable-context.js';
 import { InputParked, type RunControl } from './run-control.js';
 
 /** What a handler's context needs of the run it belongs to. */
@@ -65,7 +65,7 @@ export function createJobContext(run: DurableRun): JobContext {
     },
   };
   // Assigned, not spread: `signal` is a getter (an AbortController only when a handler reads it).
-  return Object.assign(base, durableCalls(run));
+  return Object.assign(base, lazyDurableCalls(run));
 }
 
 /** A first run took its task from the job: read the answers before asking (a re-added job may

@@ -34,8 +34,11 @@ export interface RunTask {
   runTrace?: string | undefined;
   /** The parent task to tell when this one ends (issue 29). */
   parentTaskId?: string | undefined;
-  /** Durable step results as read with the task (JSON by name); a first run has none. */
-  steps: Map<string, string>;
+  /**
+   * Durable step results as read with the task (JSON by name); a first run has none (`NO_STEPS`,
+   * shared: replaced by a map of its own before a step is kept in it).
+   */
+  steps: ReadonlyMap<string, string>;
   /** The task's tenant (a first run: the job's). */
   tenant?: string | undefined;
 }

@@ -45,12 +45,14 @@ export class RunRegistry {
   private readonly running = new Map<string, RunControl>();
   private readonly cancelledLately = new Map<string, number>();
 
-  /** Starts tracking a run of `taskId`; the returned function stops it. */
-  track(taskId: string, run: RunControl): () => void {
+  /** Starts tracking a run of `taskId` (until `untrack` with the same control). */
+  track(taskId: string, run: RunControl): void {
     this.running.set(taskId, run);
-    return () => {
-      if (this.running.get(taskId) === run) this.running.delete(taskId);
-    };
+  }
+
+  /** Stops tracking `run`, unless another run of `taskId` has taken its place since. */
+  untrack(taskId: string, run: RunControl): void {
+    if (this.running.get(taskId) === run) this.running.delete(taskId);
   }
 
   /** A cancel was broadcast: aborts the run here, or remembers it. `true` if a run was aborted. */

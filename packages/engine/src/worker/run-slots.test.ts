@@ -28,6 +28,26 @@ describe('RunSlots', () => {
     expect(slots.active).toBe(3);
   });
 
+  it('tryAcquire takes a free slot at once, and none while full or while others wait', async () => {
+    const slots = new RunSlots(1);
+    const first = slots.tryAcquire();
+    expect(first).toBeTypeOf('function');
+    expect(slots.tryAcquire()).toBeUndefined(); // full
+    let waited = false;
+    const waiting = slots.acquire().then((release) => {
+      waited = true;
+      return release;
+    });
+    first!();
+    // The freed slot went to the one waiting, not to a later tryAcquire.
+    expect(slots.tryAcquire()).toBeUndefined();
+    const second = await waiting;
+    expect(waited).toBe(true);
+    second();
+    expect(slots.active).toBe(0);
+    expect(slots.tryAcquire()).toBeTypeOf('function');
+  });
+
   it('refuses a limit below one', () => {
     expect(() => new RunSlots(0)).toThrow(/limit >= 1/);
     expect(() => new RunSlots(2).setLimit(0.5)).toThrow(/limit >= 1/);

@@ -40,6 +40,16 @@ export class RunSlots {
     this.drain();
   }
 
+  /**
+   * A slot's release at once if one is free and nobody waits (no promise made), else `undefined`
+   * (then `acquire`); call the release exactly once.
+   */
+  tryAcquire(): (() => void) | undefined {
+    if (this.running >= this.max || this.waiting.length > 0) return undefined;
+    this.running += 1;
+    return this.releaser();
+  }
+
   /** Resolves with the slot's release once a slot is free; call the release exactly once. */
   acquire(): Promise<() => void> {
     return new Promise((resolve) => {

@@ -17,37 +17,37 @@ export function isFirstRun(job: Job, runningMarkMs: number): boolean {
   );
 }
 
+/** No durable step results: a first run's (its durable calls copy it before recording one). */
+export const NO_STEPS: ReadonlyMap<string, string> = new Map();
+
 /**
- * The task to run: from the job on a first run, else by the `start` event, which checks in one
- * script that it is still to be done, marks it running and reads it (retry, stalled re-run,
- * resumed after input, re-added job).
+ * A first run's task, from its job alone (`isFirstRun`), or `null` when it has expired by `now`.
  */
-export async function takeTask(
-  store: TaskStore,
-  job: Job,
-  fast: boolean,
-  now: number,
-): Promise<RunTask | null> {
+export function firstRunTask(job: Job, now: number): RunTask | null {
   const data = (job.data ?? {}) as TaskJobData;
-  const id = job.id ?? '';
-  if (fast) {
-    const expiresAt = data.expiresAt!;
-    return expiresAt > now
-      ? {
-          id,
-          type: job.name,
-          input: data.input!,
-          inputs: [],
-          inputsRead: false,
-          expiresAt,
-          timeoutMs: data.timeoutMs,
-          parentTaskId: data.parent,
-          tenant: data.tenant,
-          steps: new Map(),
-        }
-      : null;
-  }
-  const record = await store.start(id, { awaitingInput: false, started: true });
+  const expiresAt = data.expiresAt!;
+  return expiresAt > now
+    ? {
+        id: job.id ?? '',
+        type: job.name,
+        input: data.input!,
+        inputs: [],
+        inputsRead: false,
+        expiresAt,
+        timeoutMs: data.timeoutMs,
+        parentTaskId: data.parent,
+        tenant: data.tenant,
+        steps: NO_STEPS,
+      }
+    : null;
+}
+
+/**
+ * Any other run's task, by the `start` event, which checks in one script that it is still to be
+ * done, marks it running and reads it (retry, stalled re-run, resumed after input, re-added job).
+ */
+export async function takeTask(store: TaskStore, job: Job): Promise<RunTask | null> {
+  const record = await store.start(job.id ?? '', { awaitingInput: false, started: true });
   return (
     record && {
       id: record.id,

@@ -1,14 +1,16 @@
+import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { DurableTaskError, isTerminal, type JobCatalog } from '@longrun/core';
 import type { DurableStore } from '../durable-store.js';
 import { FATAL_DURABLE_CODES, type DurableRun } from './durable-context.js';
 import type { DurableHost } from './durable-host.js';
-import type { CompletionBatch } from '../completion-batch.js';
+import type { CompletionBatch, CompletionSink } from '../completion-batch.js';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import { createJobContext } from './job-context.js';
 import type { RunOutcome, RunTask } from './job-data.js';
-import { refuseResult } from './result-check.js';
+import type { MarkClock } from './mark-clock.js';
+import { checkResult } from './result-check.js';
 import { recordRunFailure } from './run-failure.js';
 import { InputParked, RunControl, RunParked, RunTimedOut } from './run-control.js';
 
@@ -21,32 +23,45 @@ export interface RunDeps {
   host?: DurableHost | undefined;
   completions: CompletionBatch;
   catalog: JobCatalog;
-  /** See `TaskWorkerOptions.runningMarkMs`. */
-  runningMarkMs: number;
+  /** The deferred `running` marks (`TaskWorkerOptions.runningMarkMs`), one timer for all runs. */
+  marks: MarkClock;
   /** A result whose JSON is longer fails the task (`result-too-large`); 0: no cap. */
   maxResultBytes: number;
   onActiveChange?: ((delta: 1 | -1) => void) | undefined;
   logWarn(obj: object, msg: string): void;
   /** Test seam (`FaultHooks.afterPark`): none in production. */
   faults?: FaultHooks | undefined;
+  /**
+   * A run whose execute said `completing` hears here how its completion ended, once Redis
+   * answered (after the processor returned): `error` when the call failed.
+   */
+  completed(run: TaskRun, outcome: RunOutcome, error?: unknown): void;
 }
 
 /**
- * How a run ended: its outcome (a completion's comes once Redis answers, after the processor has
- * returned) and what the processor throws so that BullMQ retries, fails or parks the job.
+ * How a run ended: its outcome, or `completing` (its completion is written and its outcome comes
+ * to `RunDeps.completed` once Redis answers, after the processor has returned), and what the
+ * processor throws so that BullMQ retries, fails or parks the job.
  */
 export interface RunEnd {
-  outcome: RunOutcome | Promise<RunOutcome>;
+  outcome: RunOutcome | 'completing';
   thrown?: Error;
 }
+
+const COMPLETING: RunEnd = { outcome: 'completing' };
 
 /**
  * One run of a task's handler: checks its input, runs it with a context, and records how it
  * ended as a lifecycle event (guarded, so a cancelled task never becomes completed).
  */
-export class TaskRun implements DurableRun {
+export class TaskRun implements DurableRun, CompletionSink {
   readonly control = new RunControl();
-  private mark: NodeJS.Timeout | undefined;
+  /** The deferred `running` mark's ticket in `RunDeps.marks`, while it is still to be written. */
+  private markTicket = -1;
+  /** When the run started (ms), for its duration; set by the worker. */
+  started = 0;
+  /** The run's span when traced (decision 65); set by the worker. */
+  span: Span | undefined;
 
   constructor(
     private readonly deps: RunDeps,
@@ -117,21 +132,27 @@ export class TaskRun implements DurableRun {
       this.deps.onActiveChange?.(-1);
     }
     if (this.control.aborted) return { outcome: 'cancelled' };
-    const refused = refuseResult(result, this.deps.maxResultBytes);
-    if (refused) {
-      await this.fail(refused.message, refused.code);
-      return { outcome: 'failed', thrown: new UnrecoverableError(refused.message) };
+    const checked = checkResult(result, this.deps.maxResultBytes);
+    if (checked.refused) {
+      const { message, code } = checked.refused;
+      await this.fail(message, code);
+      return { outcome: 'failed', thrown: new UnrecoverableError(message) };
     }
     // BullMQ may move the job to `completed` as soon as the completion is on the connection:
     // its command goes out after ours on the same connection, so Redis completes the record
     // first, and the two travel in one write (decision 19) instead of two round trips in a row.
-    const completion = this.deps.completions.complete(this.task.id, result ?? null);
-    await completion.written;
-    return {
-      outcome: completion.outcome.then((done) =>
-        done.ok ? 'completed' : done.reason === 'missing' ? 'skipped' : 'cancelled',
-      ),
-    };
+    // The answer comes to `completionAnswered` (this run is the sink: no promise per job).
+    await this.deps.completions.completeJson(this.task.id, checked.json, this, result ?? null);
+    return COMPLETING;
+  }
+
+  completionAnswered(done: TransitionOutcome): void {
+    const outcome = done.ok ? 'completed' : done.reason === 'missing' ? 'skipped' : 'cancelled';
+    this.deps.completed(this, outcome);
+  }
+
+  completionFailed(error: unknown): void {
+    this.deps.completed(this, 'failed', error);
   }
 
   /**
@@ -154,10 +175,10 @@ export class TaskRun implements DurableRun {
   }
 
   stopMark(): boolean {
-    const pending = this.mark !== undefined;
-    clearTimeout(this.mark);
-    this.mark = undefined;
-    return pending;
+    if (this.markTicket < 0) return false;
+    this.deps.marks.cancel(this.markTicket);
+    this.markTicket = -1;
+    return true;
   }
 
   stopIfGone(outcome: TransitionOutcome): void {
@@ -171,14 +192,17 @@ export class TaskRun implements DurableRun {
 
   /** The deferred `start` event; the handler's own progress or input request replaces it. */
   private scheduleMark(): void {
-    this.mark = setTimeout(() => {
-      this.mark = undefined;
-      this.store.transition(this.task.id, 'start', { started: true }).then(
-        (outcome) => this.stopIfGone(outcome),
-        (err: unknown) =>
-          this.deps.logWarn({ err, taskId: this.task.id }, 'could not mark task running'),
-      );
-    }, this.deps.runningMarkMs);
+    this.markTicket = this.deps.marks.add(this);
+  }
+
+  /** `MarkClock`: the mark's time has come; written unless the run ended or wrote meanwhile. */
+  due(): void {
+    if (!this.stopMark()) return;
+    this.store.transition(this.task.id, 'start', { started: true }).then(
+      (outcome) => this.stopIfGone(outcome),
+      (err: unknown) =>
+        this.deps.logWarn({ err, taskId: this.task.id }, 'could not mark task running'),
+    );
   }
 
   /** The handler threw: park, retry or fail, as the error and the attempts left say. */

@@ -10,8 +10,9 @@ import type { DurableHost } from './durable-host.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
 import { GiveBack } from './give-back.js';
-import { isFirstRun, takeTask } from './take-task.js';
+import { firstRunTask, isFirstRun, takeTask } from './take-task.js';
 import { RunRegistry } from './run-control.js';
+import { MarkClock } from './mark-clock.js';
 import { RunSlots } from './run-slots.js';
 import { TaskRun, type RunEnd } from './task-run.js';
 import { activeTracer } from '../tracing/tracer.js';
@@ -104,11 +105,12 @@ export class TaskWorker {
       // Completions of jobs that finish in the same turn go to Redis together.
       completions: new CompletionBatch(this.store),
       catalog: opts.catalog,
-      runningMarkMs: this.runningMarkMs,
+      marks: new MarkClock(this.runningMarkMs),
       maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
       onActiveChange: opts.onActiveChange,
       logWarn: (obj, msg) => opts.logger.warn(obj, msg),
       faults: opts.faults,
+      completed: (run, outcome, error) => this.completed(run, outcome, error),
     };
     // Two declared parameters: BullMQ makes an AbortController per job only for processors that
     // declare a third; runs are stopped through `RunControl` instead.
@@ -180,7 +182,7 @@ export class TaskWorker {
   /** BullMQ's processor: returns when the run completed, throws to retry, fail or park. */
   private async process(job: Job, token?: string): Promise<void> {
     if (!this.served.has(job.name)) return this.giveBack.job(job, token);
-    const release = await this.slots.acquire();
+    const release = this.slots.tryAcquire() ?? (await this.slots.acquire());
     try {
       return await this.runJob(job, token);
     } finally {
@@ -188,13 +190,23 @@ export class TaskWorker {
     }
   }
 
-  private async runJob(job: Job, token?: string): Promise<void> {
+  private runJob(job: Job, token?: string): Promise<void> | void {
     const started = Date.now();
-    const taskId = job.id ?? '';
     const fast = isFirstRun(job, this.runningMarkMs);
-    const task = this.runs.wasCancelled(taskId)
-      ? null
-      : await takeTask(this.store, job, fast, started);
+    if (this.runs.wasCancelled(job.id ?? '')) return this.begin(job, null, fast, started, token);
+    // A first run takes its task from the job, at once; any other reads it (the start event).
+    if (fast) return this.begin(job, firstRunTask(job, started), fast, started, token);
+    return takeTask(this.store, job).then((task) => this.begin(job, task, fast, started, token));
+  }
+
+  /** Runs the task taken (in a span when traced), or ends a run that has nothing to run. */
+  private begin(
+    job: Job,
+    task: RunTask | null,
+    fast: boolean,
+    started: number,
+    token: string | undefined,
+  ): Promise<void> | void {
     if (!task) {
       // Cancelled before it started, expired, forgotten, or finished by a run that crashed
       // before BullMQ heard of it: nothing to do.
@@ -213,7 +225,7 @@ export class TaskWorker {
     if (!tracer) return this.runTask(job, task, fast, started, token);
     const attempt = job.attemptsMade + 1;
     const parent = task.traceparent ?? ((job.data ?? {}) as TaskJobData).traceparent;
-    const facts = { taskId, type: task.type, queue: job.queueName, attempt, parent };
+    const facts = { taskId: task.id, type: task.type, queue: job.queueName, attempt, parent };
     return traceRun(
       tracer,
       { ...facts, startedAt: started, previousRun: task.lastRunTrace, queueWaitMs: waitMs },
@@ -232,11 +244,16 @@ export class TaskWorker {
     span?: Span,
   ): Promise<void> {
     const taskId = task.id;
-    const requestId = ((job.data ?? {}) as TaskJobData).requestId;
-    const attempt = job.attemptsMade + 1;
-    this.opts.logger.info({ taskId, type: task.type, attempt, requestId }, 'task started');
+    const logger = this.opts.logger;
+    if (logger.isLevelEnabled?.('info') ?? true) {
+      const requestId = ((job.data ?? {}) as TaskJobData).requestId;
+      const attempt = job.attemptsMade + 1;
+      logger.info({ taskId, type: task.type, attempt, requestId }, 'task started');
+    }
     const run = new TaskRun(this.deps, job, task, fast, token);
-    const untrack = this.runs.track(taskId, run.control);
+    run.started = started;
+    run.span = span;
+    this.runs.track(taskId, run.control);
     let end: RunEnd;
     try {
       end = await run.execute();
@@ -244,29 +261,31 @@ export class TaskWorker {
       if (span) endRunSpan(span, 'failed', error);
       throw error;
     } finally {
-      untrack();
+      this.runs.untrack(taskId, run.control);
     }
     const thrown = end.thrown;
-    if (typeof end.outcome === 'string') {
+    // A completion's answer (completed, or refused) comes after the processor returned, to
+    // `completed` below.
+    if (end.outcome !== 'completing') {
       this.ended(job, task.type, end.outcome, started, span, thrown);
       if (end.outcome === 'failed') this.tellParent(task);
-    } else {
-      // A completion: its answer (completed, or refused) comes after the processor returned.
-      end.outcome.then(
-        (outcome) => {
-          this.ended(job, task.type, outcome, started, span);
-          if (outcome === 'completed') this.tellParent(task);
-        },
-        (err: unknown) => {
-          this.opts.logger.error({ err, taskId }, 'could not record the completion');
-          this.ended(job, task.type, 'failed', started, span, err);
-        },
-      );
     }
     if (thrown) {
       this.ownErrors.add(thrown);
       throw thrown;
     }
+  }
+
+  /** How a run's completion ended, once Redis answered (`RunDeps.completed`). */
+  private completed(run: TaskRun, outcome: RunOutcome, error?: unknown): void {
+    if (error !== undefined) {
+      this.opts.logger.error(
+        { err: error, taskId: run.task.id },
+        'could not record the completion',
+      );
+    }
+    this.ended(run.job, run.task.type, outcome, run.started, run.span, error);
+    if (outcome === 'completed') this.tellParent(run.task);
   }
 
   /** A child task ended here: its parent counts it, and wakes when it was the last (issue 29). */
@@ -299,7 +318,8 @@ export class TaskWorker {
     const logger = this.opts.logger;
     const durationMs = Date.now() - started;
     const quiet = outcome === 'skipped';
-    if (!quiet || (logger.isLevelEnabled?.('debug') ?? true)) {
+    // The line is built only for a level that writes it (a flood of short jobs at `warn`).
+    if (logger.isLevelEnabled?.(quiet ? 'debug' : 'info') ?? true) {
       const data = (job.data ?? {}) as TaskJobData;
       const line = {
         taskId: job.id,
