@@ -740,3 +740,32 @@ describe('the README', () => {
     prints.forEach((expected, i) => expect(lines[i]).toMatch(linePattern(expected)));
   }, 40_000);
 });
+
+describe('an API that is stopping', () => {
+  it('answers lease calls 503 with Retry-After, so HTTP workers back off instead of re-polling', async () => {
+    // Found by running the README: after SIGTERM the API answered each lease call at once with an
+    // empty 200 while its keep-alive connections lasted, and the Python worker re-polled ~1 000
+    // times a second until the API exited.
+    const api = await startApp('api', {
+      REDIS_URL: inject('redisUrl'),
+      LONGRUN_PREFIX: prefix,
+      LONGRUN_API_KEYS: API_KEYS,
+      LONGRUN_WORKER_KEYS: `py:${WORKER_KEY}`,
+      PORT: '0',
+      HOST: '127.0.0.1',
+    });
+    stops.push(() => api.stop());
+    const other = httpClient(`http://127.0.0.1:${api.ready.port as number}`, WORKER_KEY);
+    const polling = other('POST', '/v1/worker/leases', {
+      body: { types: ['curl-echo'], max: 1, waitMs: 20_000 },
+    });
+    await new Promise((r) => setTimeout(r, 300)); // the long poll is waiting
+    const stopped = api.stop();
+    const res = await polling;
+    expect(res.status, res.text).toBe(503);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(res.body.type).toBe('/problems/stopping');
+    expect(await stopped).toBe(0);
+  }, 30_000);
+});

@@ -266,6 +266,13 @@ export const PROBLEM_TYPES = {
       'The task store (Redis) did not answer in time. A submit answered so created no task that will run.',
     todo: 'Retry after `Retry-After`; send submits with an `Idempotency-Key`, so a retry can never create a second task. Operators: see `/readyz` and the API logs.',
   },
+  stopping: {
+    title: 'Service Unavailable',
+    status: [503],
+    means:
+      'This API process is shutting down: it takes no new lease (HTTP workers) and its long polls end. Nothing was taken for the call.',
+    todo: 'Retry after `Retry-After`, on a new connection: another replica (or this one, restarted) answers.',
+  },
   'store-full': {
     title: 'Insufficient Storage',
     status: [507],

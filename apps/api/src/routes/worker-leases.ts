@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { Problem } from '@longrun/core';
 import type { LeaseBroker } from '@longrun/engine';
 import { sendJson } from '../http/send-json.js';
 import { finishProblem, invalid, parse } from './worker-problems.js';
@@ -24,6 +25,16 @@ export async function answerLeases(
     throw invalid('A job type is not registered', [
       { path: 'types', message: `No job type "${outcome.name}" is registered` },
     ]);
+  }
+  if (outcome.kind === 'stopping') {
+    res.setHeader('Connection', 'close'); // the next call goes to a replica that is not stopping
+    throw new Problem({
+      status: 503,
+      title: 'Service Unavailable',
+      detail: 'This API process is stopping; lease again after Retry-After',
+      code: 'stopping',
+      retryAfter: 1,
+    });
   }
   const completed = outcome.completions?.map((done, i) => {
     const { leaseId } = completions![i]!;

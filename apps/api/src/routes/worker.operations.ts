@@ -229,6 +229,10 @@ export const leaseJobs: Operation = {
     ...BAD_REQUEST,
     ...AUTH,
     ...BODY,
+    '503': problem(
+      'Redis did not answer in time (`store-unavailable`), or this API process is stopping and took nothing (`stopping`, with `Connection: close`): retry after `Retry-After`.',
+      { retry: true },
+    ),
   },
 };
 

@@ -71,7 +71,8 @@ export type LeaseTakeOutcome =
       /** What became of each of the call's `completions`, in order (when it had some). */
       completions?: FinishOutcome[];
     }
-  | { kind: 'unknownType'; name: string };
+  | { kind: 'unknownType'; name: string }
+  | { kind: 'stopping' }; // the API is stopping and the call took nothing
 
 /** A completion sent with a lease call (decision 68). */
 export interface LeaseCompletion {
@@ -237,6 +238,8 @@ export class LeaseBroker {
       await open(got.job, got.token, got.puller);
       if (leases.length > 0) await fillFrom(pullers, this.turn++, req.max, leases, open);
     }
+    // Stopping, nothing taken: a 503 (an empty 200 would have its workers re-poll at once).
+    if (this.stopping && leases.length === 0 && !finished) return { kind: 'stopping' };
     return { kind: 'ok', leases, ...(finished ? { completions: finished } : {}) };
   }
 
