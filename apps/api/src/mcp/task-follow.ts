@@ -13,7 +13,7 @@ export interface FollowOptions {
   untilInput?: boolean | undefined;
   /** Stops the wait (the client is gone). */
   signal: AbortSignal;
-  /** Each handle the task's event list shows while waiting (progress, status). */
+  /** The handle when the wait starts, then each one the task's event list shows (progress, status). */
   onUpdate?: ((handle: TaskHandle) => void) | undefined;
 }
 
@@ -36,6 +36,8 @@ export async function followTask(
   // A task that waits for input waits for the caller: answer now rather than hold the call.
   const untilInput = opts.untilStatusChange || opts.untilInput === true;
   if (untilInput && first.status === 'input_required') return first;
+  // What the task already shows counts: progress reported before the watch opened is sent too.
+  opts.onUpdate?.(first);
   return new Promise((resolve) => {
     let latest = first;
     let settled = false;
