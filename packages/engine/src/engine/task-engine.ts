@@ -1,18 +1,12 @@
-import {
-  DEFAULT_MAX_SCHEDULES,
-  DEFAULT_MIN_SCHEDULE_EVERY_MS,
-  isTaskId,
-  retryAfterSeconds,
-  type HandleFields,
-} from '@longrun/core';
+import { DEFAULT_MIN_SCHEDULE_EVERY_MS, isTaskId, retryAfterSeconds } from '@longrun/core';
 import type { Redis } from 'ioredis';
 import type { RegisteredJobType } from '../registry/job-type-registry.js';
 import type { TaskEvents } from '../task-events.js';
 import type { TenantLimiter } from '../tenant-limiter.js';
-import { Answers } from './answers.js';
-import { DurableTasks } from './durable.js';
+import type { Answers } from './answers.js';
+import type { DurableTasks } from './durable.js';
 import { submitBatch, type BatchOutcome } from './batch.js';
-import { EngineMessages } from './engine-messages.js';
+import type { EngineMessages } from './engine-messages.js';
 import * as operations from './operations.js';
 import type { AdminQueue, EngineHealth, QueueDepth } from './operations.js';
 import {
@@ -35,14 +29,15 @@ import {
   type ScheduleListOutcome,
 } from './outcomes.js';
 import { registerParts } from './parts.js';
-import { Placement } from './placement.js';
-import { PushConfigs } from './push-configs.js';
-import { Replays, type ReplayBatchOutcome } from './replay.js';
-import { Schedules } from './schedules.js';
-import { ShardSet } from './shard-set.js';
-import { TaskCalls } from './task-calls.js';
+import type { Placement } from './placement.js';
+import type { PushConfigs } from './push-configs.js';
+import type { Replays, ReplayBatchOutcome } from './replay.js';
+import type { Schedules } from './schedules.js';
+import type { ShardSet } from './shard-set.js';
+import type { TaskCalls } from './task-calls.js';
 import type { SubmitOptions, TickOptions } from './submit.js';
 import type { TaskEngineOptions } from './task-engine-options.js';
+import { wireEngine } from './wiring.js';
 import type { OpenWatch } from './watch.js';
 
 export type { TaskEngineOptions } from './task-engine-options.js';
@@ -90,43 +85,17 @@ export class TaskEngine {
   constructor(private readonly opts: TaskEngineOptions) {
     this.budgetBytes = opts.tenantMaxBytes ?? 0;
     this.events = opts.events;
-    const redis = <T>(operation: () => Promise<T>) => this.redis(operation);
-    const shardDeps = { ...opts, redis, heartbeatMs: opts.heartbeatMs ?? 15_000 };
-    this.shards = new ShardSet(opts.shards ?? 1, shardDeps);
+    const parts = wireEngine(opts, {
+      redis: (operation) => this.redis(operation),
+      budgetBytes: () => this.budgetBytes,
+      submit: (tenant, body, o) => this.submit(tenant, body, o),
+      submitTick: (tenant, body, o) => this.submitTick(tenant, body, o),
+      minScheduleEveryMs: this.scheduleMinEveryMs,
+    });
+    ({ shards: this.shards, placement: this.placement, calls: this.calls } = parts);
+    ({ answers: this.answers, pushConfigs: this.pushConfigs, replays: this.replays } = parts);
+    ({ schedules: this.schedules, messages: this.messages, durable: this.durable } = parts);
     registerParts(this, this.shards);
-    this.messages = new EngineMessages((id) => this.shards.of(id));
-    const caps = () => ({ maxOpenTasks: opts.maxOpenTasks, maxBytes: this.budgetBytes });
-    this.placement = new Placement(this.shards, opts.types, caps, redis);
-    const { pollIntervalMs } = opts;
-    this.durable = new DurableTasks({
-      shards: this.shards,
-      redis,
-      submit: (tenant, body, o) => this.placement.place(tenant, body, o),
-      cancel: (tenant, id) => this.calls.cancel(tenant, id),
-    });
-    const cancelled = (tenant: string, view: HandleFields) => this.durable.cancelled(tenant, view);
-    this.calls = new TaskCalls({ shards: this.shards, pollIntervalMs, redis, cancelled });
-    this.answers = new Answers({
-      shards: this.shards,
-      types: opts.types,
-      redis,
-      handle: (view) => this.calls.handle(view),
-      logger: opts.logger,
-    });
-    this.pushConfigs = new PushConfigs(this.shards, opts.webhookPolicy, redis);
-    const submit = (t: string, b: unknown, o: SubmitOptions) => this.submit(t, b, o);
-    this.replays = new Replays({ shards: this.shards, submit, redis });
-    this.schedules = new Schedules({
-      connection: opts.connection,
-      prefix: opts.prefix,
-      types: opts.types,
-      maxTtlMs: opts.maxTtlMs,
-      minEveryMs: this.scheduleMinEveryMs,
-      maxPerTenant: opts.maxSchedules ?? DEFAULT_MAX_SCHEDULES,
-      redis,
-      submit: (tenant, body, submitOpts) => this.submitTick(tenant, body, submitOpts),
-      logger: opts.logger,
-    });
   }
 
   /**
