@@ -91,6 +91,9 @@ export async function startRedis({ bin, port, dir, appendonly = true, args = [],
         port,
         child,
         stop: async () => {
+          // Held until it has exited: the child is unref'd, and a caller with nothing else to
+          // wait for (a test teardown stopping several servers) would otherwise end mid-stop.
+          child.ref();
           if (child.exitCode === null) child.kill('SIGTERM');
           await exited;
         },
