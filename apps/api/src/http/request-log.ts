@@ -19,7 +19,8 @@ export type RequestObserver = (
 /**
  * Gives every request an id (a caller's valid `X-Request-Id` is kept, and echoed) in
  * `res.locals.requestId`, so it can travel with a task into the worker's logs, and logs each
- * answer at info (4xx at warn, 5xx at error). The log object is only built when its level is on:
+ * answer at info (4xx at warn, 5xx at error), with the `traceId` of its `traceparent` when it
+ * has a well-formed one. The log object is only built when its level is on:
  * at `warn` a request costs no logging work at all. (This replaced pino-http, whose per-request
  * child logger cost 10-13 % of the CPU of a poll: see docs/BENCHMARKS.md.) The metrics are told
  * from the same `finish` listener: one timer and one listener per request, not two.
@@ -54,9 +55,23 @@ export function trackRequest(
     // `originalUrl` is Express's; a fast-lane request's url is its own (nothing was mounted).
     const url = (req as Partial<Request>).originalUrl ?? req.url ?? '';
     if (!logger.isLevelEnabled(level) || QUIET.some((p) => pathOf(url).startsWith(p))) return;
-    logger[level]({ reqId: id, method: req.method, url, status, ms: Math.round(ms) }, 'request');
+    const line = { reqId: id, method: req.method, url, status, ms: Math.round(ms) };
+    const traceId = traceIdOf(req.headers.traceparent);
+    logger[level](traceId ? { ...line, traceId } : line, 'request');
   });
   return id;
+}
+
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * The trace id of a well-formed W3C `traceparent` (not all zeros), for the request's log line:
+ * the trace a submit's task continues (decision 65), so a log line leads to its trace.
+ */
+function traceIdOf(header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  const id = value ? TRACEPARENT.exec(value.trim())?.[1] : undefined;
+  return id && !/^0+$/.test(id) ? id : undefined;
 }
 
 /** The path of a request target, also of an absolute-form one (`http://host/healthz`). */
