@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { TaskStore } from '@longrun/engine/internal';
 import { cleanupAll } from '../lib/children.mjs';
+import { newRecord } from '../lib/create-items.mjs';
 import { commandStats, connect, startPrivateRedis } from '../lib/redis.mjs';
 
 const { values } = parseArgs({
@@ -37,20 +38,7 @@ try {
       const items = [];
       for (let i = 0; i < 100; i++) {
         const now = Date.now();
-        const record = {
-          id: randomUUID(),
-          tenant: 'bench',
-          type: 'echo',
-          status: 'working',
-          statusMessage: 'queued',
-          createdAt: now,
-          updatedAt: now,
-          ttlMs: 86_400_000,
-          input,
-          cancelRequested: false,
-          awaitingInput: false,
-          inputs: [],
-        };
+        const record = newRecord('bench', input, now);
         ids.push(record.id);
         items.push({ record, maxOpenTasks: 0, maxBytes: 256 * 1024 * 1024 });
       }

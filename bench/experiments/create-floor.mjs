@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { TaskQueue, TaskStore } from '@longrun/engine/internal';
 import { cleanupAll } from '../lib/children.mjs';
+import { apiItem, newRecord } from '../lib/create-items.mjs';
 import { connect, startPrivateRedis } from '../lib/redis.mjs';
 
 const { values } = parseArgs({
@@ -82,30 +83,9 @@ try {
             Array.from({ length: BATCH }, () => queue.add('echo', input, { jobId: randomUUID() })),
           );
         } else if (v === 'createMany') {
-          const items = Array.from({ length: BATCH }, (_, i) => {
-            const record = {
-              id: randomUUID(),
-              tenant: `t${i % 3}`,
-              type: 'echo',
-              status: 'working',
-              statusMessage: 'queued',
-              createdAt: now,
-              updatedAt: now,
-              ttlMs: 86_400_000,
-              input,
-              cancelRequested: false,
-              awaitingInput: false,
-              inputs: [],
-            };
-            const fair = {
-              key: store.keys.fairShare(queue.name),
-              head: `${prefix}:${queue.name}:prioritized`,
-              step: 1,
-              offset: 0,
-            };
-            const job = jobs.prepare(record, { name: 'echo' }, { fairShare: true });
-            return { record, fair, job, maxOpenTasks: 10_000, maxBytes: 256 * 1024 * 1024 };
-          });
+          const items = Array.from({ length: BATCH }, (_, i) =>
+            apiItem(store, jobs, queue, newRecord(`t${i % 3}`, input, now)),
+          );
           await store.createMany(items);
         } else {
           const keys = [`${prefix}:echo:wait`, `${prefix}:echo:marker`, `${prefix}:echo:events`];

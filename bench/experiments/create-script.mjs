@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { TaskQueue, TaskStore } from '@longrun/engine/internal';
 import { cleanupAll } from '../lib/children.mjs';
+import { apiItem, newRecord } from '../lib/create-items.mjs';
 import { commandStats, connect, startPrivateRedis } from '../lib/redis.mjs';
 
 const { values } = parseArgs({
@@ -79,32 +80,8 @@ try {
         const items = [];
         for (let i = 0; i < BATCH; i++) {
           const now = Date.now();
-          const record = {
-            id: randomUUID(),
-            tenant: `t${i % 3}`,
-            type: 'echo',
-            status: 'working',
-            statusMessage: 'queued',
-            createdAt: now,
-            updatedAt: now,
-            ttlMs: 86_400_000,
-            input,
-            cancelRequested: false,
-            awaitingInput: false,
-            inputs: [],
-          };
-          const fair = v.fair
-            ? {
-                key: store.keys.fairShare(queue.name),
-                head: `${prefix}:${queue.name}:prioritized`,
-                step: 1,
-                offset: 0,
-              }
-            : undefined;
-          const job = v.job
-            ? jobs.prepare(record, { name: 'echo' }, { fairShare: v.fair })
-            : undefined;
-          items.push({ record, fair, job, maxOpenTasks: v.cap, maxBytes: v.budget });
+          const record = newRecord(`t${i % 3}`, input, now);
+          items.push(apiItem(store, jobs, queue, record, v));
         }
         const out = await store.createMany(items);
         if (!out.every((o) => o.created)) throw new Error(JSON.stringify(out[0]));

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { TaskQueue, TaskStore } from '@longrun/engine/internal';
 import { createMany } from '../../packages/engine/dist/commands/create-many.js';
 import { cleanupAll } from '../lib/children.mjs';
+import { apiItem, newRecord } from '../lib/create-items.mjs';
 import { connect, startPrivateRedis } from '../lib/redis.mjs';
 
 const { values } = parseArgs({
@@ -38,29 +39,7 @@ try {
   };
   const items = [];
   for (let i = 0; i < BATCH; i++) {
-    const now = Date.now();
-    const record = {
-      id: randomUUID(),
-      tenant: `t${i % 3}`,
-      type: 'echo',
-      status: 'working',
-      statusMessage: 'queued',
-      createdAt: now,
-      updatedAt: now,
-      ttlMs: 86_400_000,
-      input,
-      cancelRequested: false,
-      awaitingInput: false,
-      inputs: [],
-    };
-    const fair = {
-      key: store.keys.fairShare(queue.name),
-      head: `${prefix}:${queue.name}:prioritized`,
-      step: 1,
-      offset: 0,
-    };
-    const job = jobs.prepare(record, { name: 'echo' }, { fairShare: true });
-    items.push({ record, fair, job, maxOpenTasks: 10_000, maxBytes: 256 * 1024 * 1024 });
+    items.push(apiItem(store, jobs, queue, newRecord(`t${i % 3}`, input)));
   }
   await store.createMany(items);
 } finally {
