@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { TaskStore } from '@longrun/engine/internal';
 import { cleanupAll } from '../lib/children.mjs';
 import { newRecord } from '../lib/create-items.mjs';
-import { commandStats, connect, startPrivateRedis } from '../lib/redis.mjs';
+import { commandStats, connect, startPrivateRedis, redisCpuUs } from '../lib/redis.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -20,12 +20,6 @@ const { values } = parseArgs({
 const TASKS = Number(values.tasks);
 const BATCH = Number(values.batch);
 const input = { message: 'hello from the benchmark', n: 42, tags: ['a', 'b'] };
-
-async function cpuUs(redis) {
-  const info = await redis.info('cpu');
-  const get = (k) => Number(new RegExp(`${k}:([\\d.]+)`).exec(info)[1]);
-  return (get('used_cpu_sys') + get('used_cpu_user')) * 1e6;
-}
 
 const redisInfo = await startPrivateRedis();
 const redis = connect(redisInfo.url);
@@ -45,14 +39,14 @@ try {
       await store.createMany(items);
     }
     const before = await commandStats(redis);
-    const cpuBefore = await cpuUs(redis);
+    const cpuBefore = await redisCpuUs(redis);
     for (let i = 0; i < ids.length; i += BATCH) {
       const out = await store.completeMany(
         ids.slice(i, i + BATCH).map((id) => ({ id, json: JSON.stringify(input) })),
       );
       if (!out.every((o) => o.ok)) throw new Error(JSON.stringify(out[0]));
     }
-    const cpuAfter = await cpuUs(redis);
+    const cpuAfter = await redisCpuUs(redis);
     const after = await commandStats(redis);
     const script = (after.evalsha?.usec ?? 0) - (before.evalsha?.usec ?? 0);
     const rows = Object.entries(after)

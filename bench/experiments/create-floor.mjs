@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { TaskQueue, TaskStore } from '@longrun/engine/internal';
 import { cleanupAll } from '../lib/children.mjs';
 import { apiItem, newRecord } from '../lib/create-items.mjs';
-import { connect, startPrivateRedis } from '../lib/redis.mjs';
+import { connect, startPrivateRedis, redisCpuUs } from '../lib/redis.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -56,12 +56,6 @@ const variants = {
   "Queue.add alone (the proxy's add)": 'add',
 };
 
-async function cpuUs(redis) {
-  const info = await redis.info('cpu');
-  const get = (k) => Number(new RegExp(`${k}:([\\d.]+)`).exec(info)[1]);
-  return (get('used_cpu_sys') + get('used_cpu_user')) * 1e6;
-}
-
 const redisInfo = await startPrivateRedis();
 const redis = connect(redisInfo.url);
 const results = {};
@@ -75,7 +69,7 @@ try {
       await queue.waitUntilReady();
       const sha =
         typeof v === 'string' && v.startsWith('\n') ? await redis.script('LOAD', v) : null;
-      const cpuBefore = await cpuUs(redis);
+      const cpuBefore = await redisCpuUs(redis);
       for (let done = 0; done < TASKS; done += BATCH) {
         const now = Date.now();
         if (v === 'add') {
@@ -107,7 +101,7 @@ try {
           await redis.evalsha(sha, keys.length, ...keys, ...argv);
         }
       }
-      const cpu = (await cpuUs(redis)) - cpuBefore;
+      const cpu = (await redisCpuUs(redis)) - cpuBefore;
       (results[name] ??= []).push(cpu / TASKS);
     }
   }

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { TaskQueue, TaskStore } from '@longrun/engine/internal';
 import { cleanupAll } from '../lib/children.mjs';
 import { apiItem, newRecord } from '../lib/create-items.mjs';
-import { commandStats, connect, startPrivateRedis } from '../lib/redis.mjs';
+import { commandStats, connect, startPrivateRedis, redisCpuUs } from '../lib/redis.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -48,12 +48,6 @@ const variants = {
   "Queue.add alone (standard, the proxy's add)": { raw: true },
 };
 
-async function cpuUs(redis) {
-  const info = await redis.info('cpu');
-  const get = (k) => Number(new RegExp(`${k}:([\\d.]+)`).exec(info)[1]);
-  return (get('used_cpu_sys') + get('used_cpu_user')) * 1e6;
-}
-
 const redisInfo = await startPrivateRedis();
 const redis = connect(redisInfo.url);
 const results = {};
@@ -67,7 +61,7 @@ try {
       const queue = jobs.queueFor('echo');
       await queue.waitUntilReady();
       const before = await commandStats(redis);
-      const cpuBefore = await cpuUs(redis);
+      const cpuBefore = await redisCpuUs(redis);
       if (v.raw) {
         for (let done = 0; done < TASKS; done += BATCH) {
           const adds = [];
@@ -93,7 +87,7 @@ try {
           );
         }
       }
-      const cpuAfter = await cpuUs(redis);
+      const cpuAfter = await redisCpuUs(redis);
       const after = await commandStats(redis);
       let us = 0;
       for (const cmd of ['evalsha', 'eval'])

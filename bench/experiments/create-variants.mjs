@@ -6,7 +6,7 @@
 // ids, on a private redis-server; printed: Redis CPU per task, per round.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { connect, startPrivateRedis } from '../lib/redis.mjs';
+import { connect, startPrivateRedis, redisCpuUs } from '../lib/redis.mjs';
 import { cleanupAll } from '../lib/children.mjs';
 const argsLua = readFileSync('/tmp/lp/args.lua', 'utf8');
 const parse = (name) =>
@@ -22,11 +22,6 @@ const variants = process.argv.slice(2);
 const calls = 1500;
 const r = await startPrivateRedis();
 const redis = connect(r.url);
-async function cpu() {
-  const i = await redis.info('cpu');
-  const g = (k) => Number(new RegExp(`${k}:([\\d.]+)`).exec(i)[1]);
-  return (g('used_cpu_sys') + g('used_cpu_user')) * 1e6;
-}
 const out = {};
 try {
   for (let round = 0; round < 3; round++)
@@ -34,7 +29,7 @@ try {
       const sha = await redis.script('LOAD', readFileSync(file, 'utf8'));
       const prefix = `v${round}${randomUUID().slice(0, 6)}`;
       const fix = (s) => s.replaceAll('lp-', `${prefix}-`);
-      const before = await cpu();
+      const before = await redisCpuUs(redis);
       const pending = [];
       for (let c = 0; c < calls; c++) {
         const map = new Map(ids.map((id) => [id, randomUUID()]));
@@ -49,7 +44,7 @@ try {
         if (pending.length >= 4) await Promise.all(pending.splice(0));
       }
       await Promise.all(pending);
-      (out[file] ??= []).push(((await cpu()) - before) / (calls * 8));
+      (out[file] ??= []).push(((await redisCpuUs(redis)) - before) / (calls * 8));
     }
 } finally {
   redis.disconnect();

@@ -105,3 +105,9 @@ export async function removePrefix(redis, prefix) {
   } while (cursor !== '0');
   return removed;
 }
+
+/** The redis-server's CPU time so far (user + system, `INFO cpu`), in µs. */
+export async function redisCpuUs(redis) {
+  const cpu = await info(redis, 'cpu');
+  return (Number(cpu.used_cpu_sys) + Number(cpu.used_cpu_user)) * 1e6;
+}
