@@ -57,6 +57,11 @@ export const FIELD = {
    * while it was untouched, so a create that timed out keeps it instead of taking it back.
    */
   replayed: 'replayed',
+  /**
+   * Bookkeeping: the bytes a task created under a storage budget counts against it (engine
+   * decision 31); the budget counts them under the task's expiry bucket (`lua/includes/usage.lua`).
+   */
+  usageBytes: 'ub',
 } as const;
 
 /** The record field holding a durable task's step result: `st:<name>` (issue 29). */

@@ -30,18 +30,22 @@ for i = 1, ITEMS do
   if redis.call('GET', keys.lock) ~= a.token then
     replies[i + 1] = {'lost'}
   else
-    local cur = read_event(keys.task, {F.tenant})
+    local cur = read_event(keys.task, {F.tenant, unpack(USAGE_READ)})
     local status = cur[1]
     if not status then
       replies[i + 1] = {'missing'}
     elseif not complete.from[status] then
       replies[i + 1] = {'refused', status}
     else
-      local eid = write_event(keys.task, cur, {F.status, complete.to, F.statusMessage,
-        complete.message, F.updatedAt, ARG.updatedAt, F.result, a.result}, KEY.outbox,
-        ARG.channel, a.id)
+      local changes = {F.status, complete.to, F.statusMessage, complete.message, F.updatedAt,
+        ARG.updatedAt, F.result, a.result}
+      local ub = usage_add(ARG.openPrefix .. cur[7] .. ':usage', a.id, #a.result, cur[8], cur[9], cur[10])
+      if ub then
+        changes[#changes + 1] = F.usageBytes
+        changes[#changes + 1] = ub
+      end
+      local eid = write_event(keys.task, cur, changes, KEY.outbox, ARG.channel, a.id)
       redis.call('ZREM', ARG.openPrefix .. cur[7] .. ':open', a.id)
-      usage_add(ARG.openPrefix .. cur[7] .. ':usage', a.id, #a.result)
       replies[i + 1] = {'ok', status, eid}
     end
   end

@@ -26,7 +26,7 @@ local replies = {'ok'}
 -- What the completed tasks leave, by tenant, done once per tenant at the end (a worker's batch
 -- is mostly one tenant's): their open-set entries (one ZREM) and their result bytes.
 local done, tenants = {}, {}
-local read = event_read_names({F.tenant})
+local read = event_read_names({F.tenant, unpack(USAGE_READ)})
 for i = 1, ITEMS do
   -- The item's key and arguments by position (item_keys/item_args would make two tables each).
   local task, id, result = KEYS[1 + i], ARGV[2 + 2 * i], ARGV[3 + 2 * i]
@@ -37,16 +37,23 @@ for i = 1, ITEMS do
   elseif not complete.from[status] then
     replies[i + 1] = {'refused', status}
   else
-    local eid = write_event(task, cur, {F.status, complete.to, F.statusMessage, complete.message,
-      F.updatedAt, ARG.updatedAt, F.result, result}, KEY.outbox, ARG.channel, id)
+    local changes = {F.status, complete.to, F.statusMessage, complete.message, F.updatedAt,
+      ARG.updatedAt, F.result, result}
+    -- A task counted under a budget keeps its bytes in its record ('ub', includes/usage).
+    if cur[8] then
+      changes[#changes + 1] = F.usageBytes
+      changes[#changes + 1] = tostring(tonumber(cur[8]) + #result)
+    end
+    local eid = write_event(task, cur, changes, KEY.outbox, ARG.channel, id)
     local tenant = cur[7]
     local t = done[tenant]
     if not t then
-      t = {ids = {}, bytes = {}}
+      t = {ids = {}, entries = {}, bytes = {}}
       done[tenant] = t
       tenants[#tenants + 1] = tenant
     end
     t.ids[#t.ids + 1] = id
+    t.entries[#t.entries + 1] = usage_entry(id, cur[8], cur[9], cur[10])
     t.bytes[#t.bytes + 1] = #result
     replies[i + 1] = {'ok', status, eid}
   end
@@ -54,6 +61,6 @@ end
 for _, tenant in ipairs(tenants) do
   local t = done[tenant]
   redis.call('ZREM', ARG.openPrefix .. tenant .. ':open', unpack(t.ids))
-  usage_add_many(ARG.openPrefix .. tenant .. ':usage', t.ids, t.bytes)
+  usage_add_many(ARG.openPrefix .. tenant .. ':usage', t.entries, t.bytes)
 end
 return replies

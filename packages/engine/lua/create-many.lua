@@ -58,8 +58,11 @@ local function add_job(a, priority)
 end
 
 local replies = {'ok'}
+-- One table of keys and one of arguments, filled in for each item in turn (create keeps neither).
+local k, a = {}, {}
 for i = 1, ITEMS do
-  local k, a = item_keys(i), item_args(i)
+  item_keys(i, k)
+  item_args(i, a)
   k.openTenants = KEY.openTenants
   a.now, a.pruneBound, a.indexTtl = ARG.now, ARG.pruneBound, ARG.indexTtl
   local reply, priority = create(k, a)

@@ -24,7 +24,7 @@
 
 local cur = redis.call('HMGET', KEY.task, F.seq, F.replayed)
 if cur[1] and (cur[1] ~= '1' or cur[2]) then return {'kept'} end
-usage_release(KEY.usage, ARG.id)
+usage_release_task(KEY.usage, KEY.task, ARG.id)
 redis.call('DEL', KEY.task, KEY.events)
 redis.call('ZREM', KEY.index, ARG.member)
 redis.call('ZREM', KEY.open, ARG.id)

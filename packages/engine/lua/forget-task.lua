@@ -24,7 +24,7 @@
 local status = redis.call('HGET', KEY.task, F.status)
 if not status then return {'missing'} end
 if not TERMINAL[status] then return {'refused', status} end
-usage_release(KEY.usage, ARG.id)
+usage_release_task(KEY.usage, KEY.task, ARG.id)
 for _, tag in ipairs(tags_of(redis.call('HGET', KEY.task, F.tags))) do
   redis.call('ZREM', tag_index(KEY.index, tag), ARG.member)
 end

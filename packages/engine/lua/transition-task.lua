@@ -30,8 +30,8 @@
 local row = LIFECYCLE[ARG.event]
 if not row then return redis.error_reply('unknown lifecycle event ' .. ARG.event) end
 local appending = ARG.append ~= ''
-local extra = {F.tenant}
-if appending then extra[2] = F.inputs end
+local extra = {F.tenant, unpack(USAGE_READ)}
+if appending then extra[#extra + 1] = F.inputs end
 local cur = read_event(KEY.task, extra)
 local status, tenant = cur[1], cur[7]
 if not status then return {'missing'} end
@@ -49,14 +49,18 @@ for i = 1, #changes, 2 do
   if changes[i] == F.result then added = added + #changes[i + 1] end
 end
 if appending then
-  local inputs = cur[8] or '[]'
+  local inputs = cur[11] or '[]'
   if inputs == '[]' then inputs = '[' .. ARG.append .. ']' else inputs = string.sub(inputs, 1, -2) .. ',' .. ARG.append .. ']' end
   changes[#changes + 1] = F.inputs
   changes[#changes + 1] = inputs
   added = added + #ARG.append
 end
-local eid, now = write_event(KEY.task, cur, changes, KEY.outbox, ARG.channel, ARG.id)
 -- Same hash slot as the task key (one prefix), so this is cluster-safe.
-usage_add(ARG.openPrefix .. tenant .. ':usage', ARG.id, added)
+local ub = usage_add(ARG.openPrefix .. tenant .. ':usage', ARG.id, added, cur[8], cur[9], cur[10])
+if ub then
+  changes[#changes + 1] = F.usageBytes
+  changes[#changes + 1] = ub
+end
+local eid, now = write_event(KEY.task, cur, changes, KEY.outbox, ARG.channel, ARG.id)
 if TERMINAL[now] then redis.call('ZREM', ARG.openPrefix .. tenant .. ':open', ARG.id) end
 return {'ok', status, eid}

@@ -59,8 +59,9 @@ export interface TaskKeys {
   /** The tenant's non-terminal tasks, scored by expiry (for the open-tasks cap). */
   openTasks(tenant: string): string;
   /**
-   * The bytes a tenant's tasks keep, for its storage budget: a hash of task id -> bytes with the
-   * total under `#total`, and beside it (`<usage>-exp`) a sorted set of task id by expiry time.
+   * The bytes a tenant's tasks keep, for its storage budget: a hash of expiry bucket (`@<n>`, or
+   * a task id an older version counted alone) -> bytes with the total under `#total`, and beside
+   * it (`<usage>-exp`) a sorted set of the same entries by expiry time (`lua/includes/usage.lua`).
    */
   usage(tenant: string): string;
   /** `openTasks(tenant)` is this + tenant + ':open' (Lua builds it from the record's tenant). */

@@ -20,6 +20,20 @@ local function mark_replayed(task, id, existing, idem_value)
   if cur[1] == '1' and not cur[2] then redis.call('HSET', other, F.replayed, '1') end
 end
 
+-- The fields of a new record (a flat list: name, value, …) the create reads: its tenant,
+-- schedule and tags (nil when absent).
+local F_TENANT, F_SCHEDULE, F_TAGS = F.tenant, F.scheduleId, F.tags
+local function created_fields(fields)
+  local tenant, schedule, tags
+  for i = 1, #fields, 2 do
+    local name = fields[i]
+    if name == F_TENANT then tenant = fields[i + 1]
+    elseif name == F_SCHEDULE then schedule = fields[i + 1]
+    elseif name == F_TAGS then tags = fields[i + 1] end
+  end
+  return tenant, schedule, tags
+end
+
 -- A tenant's open tasks as this call counts them (see the cap below).
 local open_counts = {}
 
@@ -39,12 +53,11 @@ local function create(k, a)
   -- would let the record, and the job after it, in past maxmemory). Open tasks are counted
   -- without those that expired unfinished, which the prune further down removes.
   local fields = cjson.decode(a.fields)
-  local written = {}
-  for i = 1, #fields, 2 do written[fields[i]] = fields[i + 1] end
+  local tenant, schedule, tags = created_fields(fields)
+  local task_prefix = string.sub(task, 1, #task - #id)
   -- A schedule's tick (a task naming its schedule) is made only while the schedule exists, so
   -- none is made once its delete has answered. Ticks are placed on the schedules' own prefix.
-  local schedule = written[F.scheduleId]
-  if schedule and redis.call('EXISTS', string.sub(task, 1, #task - #id - #TASK_INFIX) .. SCHEDULE_INFIX .. schedule) == 0 then
+  if schedule and redis.call('EXISTS', string.sub(task_prefix, 1, #task_prefix - #TASK_INFIX) .. SCHEDULE_INFIX .. schedule) == 0 then
     return {'gone'}
   end
   local limit, budget = tonumber(a.maxOpenTasks), tonumber(a.maxBytes)
@@ -67,16 +80,21 @@ local function create(k, a)
     end
   end
   if a.idemValue ~= '' then redis.call('SET', k.idem, a.idemValue, 'PXAT', expires_at) end
+  if usage then
+    -- Its bytes, for when it leaves before it expires (includes/usage).
+    fields[#fields + 1] = F.usageBytes
+    fields[#fields + 1] = tostring(#a.fields)
+  end
   redis.call('HSET', task, unpack(fields))
   redis.call('PEXPIREAT', task, expires_at)
   redis.call('ZADD', k.index, 0, a.member)
   if first_time('index ', k.index) then redis.call('ZREMRANGEBYLEX', k.index, a.pruneBound, '+') end
-  plan_sweep(k.index, string.sub(task, 1, #task - #id), index_expiry(k.index, expires_at, now))
+  plan_sweep(k.index, task_prefix, index_expiry(k.index, expires_at, now))
   -- Each tag's index follows the task's as the tenant's does: swept, expiring with its newest.
-  for _, tag in ipairs(tags_of(written[F.tags])) do
+  for _, tag in ipairs(tags_of(tags)) do
     local tagged = tag_index(k.index, tag)
     redis.call('ZADD', tagged, 0, a.member)
-    plan_sweep(tagged, string.sub(task, 1, #task - #id), index_expiry(tagged, expires_at, now))
+    plan_sweep(tagged, task_prefix, index_expiry(tagged, expires_at, now))
   end
   -- Tasks that expired unfinished leave the tenant's open set here, cap or no cap.
   if first_time('prune ', k.open) then redis.call('ZREMRANGEBYSCORE', k.open, '-inf', now) end
@@ -85,11 +103,11 @@ local function create(k, a)
   if first_time('open ', k.open) then
     redis.call('PEXPIRE', k.open, a.indexTtl)
     -- The reconciler walks the open sets of these tenants (it drops a tenant whose set is gone).
-    redis.call('ZADD', k.openTenants, 0, written[F.tenant])
+    redis.call('ZADD', k.openTenants, 0, tenant)
   end
-  if usage then usage_track(k.usage, usage, id, #a.fields, expires_at, a.indexTtl) end
+  if usage then usage_track(k.usage, usage, #a.fields, expires_at, a.indexTtl) end
   if step > 0 then
-    local priority = fair_priority(k.fair, k.head, written[F.tenant], step, offset, now, string.sub(task, 1, #task - #id))
+    local priority = fair_priority(k.fair, k.head, tenant, step, offset, now, task_prefix)
     return {'ok', priority}, priority
   end
   return {'ok'}

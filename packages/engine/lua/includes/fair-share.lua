@@ -94,11 +94,19 @@ end
 
 local function fair_priority(fair, head, tenant, step, offset, now_ms, task_prefix)
   local v = head_time(fair, head, now_ms, task_prefix)
-  local k = fair .. ' ' .. tenant
-  local last = tags[k] or tonumber(redis.call('HGET', fair, tenant) or '0')
+  -- A tenant's tag by queue then tenant (no key string made per task).
+  local of_queue = tags[fair]
+  if not of_queue then
+    of_queue = {}
+    tags[fair] = of_queue
+  end
+  local last = of_queue[tenant]
+  if not last then
+    last = tonumber(redis.call('HGET', fair, tenant) or '0')
+    tag_order[#tag_order + 1] = {fair, tenant}
+  end
   local tag = math.max(v, last + step)
-  if not tags[k] then tag_order[#tag_order + 1] = {fair, tenant, k} end
-  tags[k] = tag
+  of_queue[tenant] = tag
   at_ms[fair] = now_ms
   local c = fair_coords(fair)
   local priority = math.min(math.max(math.ceil(tag - c.b), 1) + offset, BULLMQ_MAX_PRIORITY)
@@ -110,11 +118,12 @@ end
 local function finish_fair()
   local written = {}
   for _, t in ipairs(tag_order) do
-    local fair, tenant, k = t[1], t[2], t[3]
+    local fair, tenant = t[1], t[2]
+    local tag = tags[fair][tenant]
     if written[fair] then
-      redis.call('HSET', fair, tenant, tostring(tags[k]))
+      redis.call('HSET', fair, tenant, tostring(tag))
     else
-      redis.call('HSET', fair, tenant, tostring(tags[k]), '#at', at_ms[fair])
+      redis.call('HSET', fair, tenant, tostring(tag), '#at', at_ms[fair])
       written[fair] = true
     end
   end

@@ -5,7 +5,7 @@
 -- creates, at a bounded cost per create; and the index key expires with its longest-lived task
 -- (`until_ms`), so an idle tenant's is gone with its last task.
 local INDEX_SWEEP = 3
-local sweeps, sweep_order, index_until = {}, {}, {}
+local sweeps, sweep_order, index_until, index_until_text = {}, {}, {}, {}
 local function plan_sweep(index, task_prefix, until_ms)
   local plan = sweeps[index]
   if not plan then
@@ -47,7 +47,10 @@ local function index_expiry(index, expires_at, now)
   if at > known then
     redis.call('PEXPIREAT', index, expires_at)
     known = at
+  elseif index_until[index] == known then
+    return index_until_text[index]
   end
-  index_until[index] = known
-  return string.format('%d', known)
+  local text = string.format('%d', known)
+  index_until[index], index_until_text[index] = known, text
+  return text
 end

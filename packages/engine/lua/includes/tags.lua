@@ -9,8 +9,9 @@ local function tag_index(index, tag)
   end))
 end
 
--- The tags of a record's `tags` field ('' or nil: none).
+-- The tags of a record's `tags` field ('' or nil: none; the table then is shared: read it only).
+local NO_TAGS = {}
 local function tags_of(field)
-  if not field or field == '' then return {} end
+  if not field or field == '' then return NO_TAGS end
   return cjson.decode(field)
 end

@@ -77,11 +77,17 @@ export const ALL_SCRIPTS: LuaScript<string, string, string, string, unknown>[] =
 /**
  * The locals a script reads its inputs through, generated from the declaration so that the Lua
  * never counts positions: `KEY.task`, `ARG.ttl`, and for a batch `ITEMS` (how many) with
- * `item_keys(i)` / `item_args(i)` giving item i's by name.
+ * `item_keys(i)` / `item_args(i)` giving item i's by name (`item_keys(i, t)` fills the table `t`
+ * instead of making one: a loop over many items can reuse one table per item, issue 28).
  */
 function prologue(spec: ScriptSpec<string, string, string, string, unknown>): string {
   const table = (names: readonly string[], from: string, base: string) =>
     `{${names.map((n, i) => `${n} = ${from}[${base}${i + 1}]`).join(', ')}}`;
+  const fill = (names: readonly string[], from: string, base: string) =>
+    names.map((n, i) => `t.${n} = ${from}[${base}${i + 1}]`).join(' ');
+  const item = (name: string, names: readonly string[], from: string, first: number) =>
+    `local function ${name}(i, t) local b = ${first} + (i - 1) * ${names.length} ` +
+    `if not t then return ${table(names, from, 'b + ')} end ${fill(names, from, 'b + ')} return t end`;
   const lines = [
     `local KEY = ${table(spec.keys, 'KEYS', '')}`,
     `local ARG = ${table(spec.args, 'ARGV', '')}`,
@@ -97,8 +103,8 @@ function prologue(spec: ScriptSpec<string, string, string, string, unknown>): st
         : `(#ARGV - ${na}) / ${itemArgs.length}`;
     lines.push(
       `local ITEMS = ${count}`,
-      `local function item_keys(i) local b = ${nk} + (i - 1) * ${itemKeys.length} return ${table(itemKeys, 'KEYS', 'b + ')} end`,
-      `local function item_args(i) local b = ${na} + (i - 1) * ${itemArgs.length} return ${table(itemArgs, 'ARGV', 'b + ')} end`,
+      item('item_keys', itemKeys, 'KEYS', nk),
+      item('item_args', itemArgs, 'ARGV', na),
     );
     if (spec.restKeys) {
       lines.push(
