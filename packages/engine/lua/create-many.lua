@@ -51,7 +51,8 @@ local function add_job(a, priority)
     for j = 1, ADD_KEYS do keys[j] = rest_key((g - 1) * ADD_KEYS + j) end
     groups[g] = keys
   end
-  if bullmq_quick_add(a.jobTag, keys, {a.jobArgs, a.jobData, a.jobOpts}, priority) then return end
+  -- The record was made in this call (create answers 'exists' otherwise): the job id is new.
+  if bullmq_quick_add(a.jobTag, keys, {a.jobArgs, a.jobData, a.jobOpts}, priority, true) then return end
   local opts = a.jobOpts
   if priority then opts = set_fair_priority(opts, priority) end
   bullmq_add(a.jobTag, keys, {a.jobArgs, a.jobData, opts})

@@ -29,6 +29,7 @@
   Output:
     {'ok'}                          stored
     {'ok', priority}                stored, with this BullMQ priority (fair share)
+    {'exists'}                      the record exists: this create ran already, nothing written
     {'dup', idemValue}              the idempotency key names another task
     {'gone'}                        the task's schedule was deleted
     {'full', openTasks}             the tenant is at its cap

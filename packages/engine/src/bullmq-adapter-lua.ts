@@ -2,7 +2,7 @@
 // rest of the engine imports): kept apart only so that neither file passes 350 lines.
 
 /**
- * Lua defining `bullmq_quick_add(tag, keys, argv, priority)`: what BullMQ's standard and
+ * Lua defining `bullmq_quick_add(tag, keys, argv, priority, fresh)`: what BullMQ's standard and
  * prioritized add scripts store for a job with its own id and no parent, repeat or deduplication
  * (every job a create adds), written out once instead of run through BullMQ's script, whose body
  * defines some thirty functions again at every add, unpacks two msgpack arguments and encodes
@@ -15,8 +15,9 @@
  * `quickAdd` encodes them, with no msgpack: `argv[1]` `<timestamp> <priority> <job id> <name>`,
  * `argv[2]` the data as JSON, `argv[3]` the options as BullMQ stores them, without `priority`
  * (added here when above 0). A job id already taken is answered as BullMQ's add answers it (a
- * `duplicated` event, nothing else written) for `S` and `P`; for `s` and `p` it, and any other
- * add, returns false: the caller runs BullMQ's own script. `bullmq-adapter.test.ts` compares
+ * `duplicated` event, nothing else written) for `S` and `P`, unless `fresh` says the id is new
+ * (a create adds its job only with a record it just made, so no check is needed); for `s` and
+ * `p` it, and any other add, returns false: the caller runs BullMQ's own script. `bullmq-adapter.test.ts` compares
  * what each way stores with what BullMQ's own add stores.
  */
 export const BULLMQ_QUICK_ADD_LUA = `local quick_queues = {}
@@ -36,7 +37,7 @@ local function bullmq_quick_queue(meta, active)
   quick_queues[meta] = q
   return q
 end
-local function bullmq_quick_add(tag, keys, argv, priority)
+local function bullmq_quick_add(tag, keys, argv, priority, fresh)
   local standard = tag == 's' or tag == 'S'
   local encoded = tag == 'S' or tag == 'P'
   if not standard and not encoded and tag ~= 'p' then return false end
@@ -55,7 +56,7 @@ local function bullmq_quick_add(tag, keys, argv, priority)
     opts = argv[3]
     if p > 0 then opts = string.sub(opts, 1, -2) .. ',"priority":' .. string.format('%d', p) .. '}' end
     job_key = string.sub(meta, 1, #meta - 4) .. id
-    if redis.call('EXISTS', job_key) == 1 then
+    if not fresh and redis.call('EXISTS', job_key) == 1 then
       redis.call('INCR', id_key)
       local q = bullmq_quick_queue(meta, active)
       redis.call('XADD', events, 'MAXLEN', '~', q.max_events, '*', 'event', 'duplicated', 'jobId', id)

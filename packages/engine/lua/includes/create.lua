@@ -37,10 +37,14 @@ end
 -- A tenant's open tasks as this call counts them (see the cap below).
 local open_counts = {}
 
--- Returns the reply ({'ok'}, {'ok', priority}, {'dup', value}, {'gone'}, {'full', open} or
--- {'over', usedBytes, retryAfterMs}) and the priority made under fair share (nil otherwise).
+-- Returns the reply ({'ok'}, {'ok', priority}, {'exists'}, {'dup', value}, {'gone'},
+-- {'full', open} or {'over', usedBytes, retryAfterMs}) and the priority made under fair share (nil otherwise).
 local function create(k, a)
   local task, id, now, expires_at = k.task, a.id, a.now, a.expiresAt
+  -- A create Redis already ran: ioredis sends a command again after a reconnect when its reply
+  -- was lost with the connection. The task exists and may have moved on since (run, completed):
+  -- nothing is written again, and no second job is added (tests/create-resend.test.ts).
+  if redis.call('EXISTS', task) == 1 then return {'exists'} end
   if a.idemValue ~= '' then
     local existing = redis.call('GET', k.idem)
     if existing then

@@ -122,6 +122,18 @@ describe('create-task', () => {
     expect(outcome.retryAfterMs).toBeLessThanOrEqual(61_000);
   });
 
+  it('writes nothing when its record exists (the same create, sent again after a reconnect)', async () => {
+    const { keys, task } = record();
+    expect(await create(keys, { record: task, maxBytes: 1_000_000 })).toEqual({ created: true });
+    await redis.hset(keys.task(task.id), 'status', 'completed', 'seq', '2');
+    const usage = await redis.hgetall(keys.usage('t'));
+    const index = await redis.zrange(keys.index('t'), 0, -1);
+    expect(await create(keys, { record: task, maxBytes: 1_000_000 })).toEqual({ created: true });
+    expect(await redis.hmget(keys.task(task.id), 'status', 'seq')).toEqual(['completed', '2']);
+    expect(await redis.hgetall(keys.usage('t'))).toEqual(usage);
+    expect(await redis.zrange(keys.index('t'), 0, -1)).toEqual(index);
+  });
+
   it('answers gone for the tick of a schedule that was deleted, and makes it while it exists', async () => {
     const { keys, task } = record(undefined, { scheduleId: 's1' });
     expect(await create(keys, { record: task })).toEqual({ created: false, gone: true });

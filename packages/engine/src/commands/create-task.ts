@@ -15,6 +15,9 @@ export function decodeCreate(reply: readonly unknown[]): CreateOutcome {
   switch (code) {
     case 'ok':
       return a === undefined ? { created: true } : { created: true, priority: Number(a) };
+    // The same create, run again (a resend after a reconnect): the task is there already.
+    case 'exists':
+      return { created: true };
     case 'dup':
       return { created: false, idempotencyValue: String(a) };
     case 'gone':
