@@ -107,11 +107,6 @@ const schema = z
     /** Non-terminal tasks one tenant may have at once; 0 turns the cap off. */
     LONGRUN_MAX_OPEN_TASKS: z.coerce.number().int().min(0).default(10_000),
     /**
-     * Bytes one tenant's stored tasks may take (records, inputs, results, answers); 0 = no
-     * budget. Unset: a quarter of Redis's `maxmemory`, 256 MiB without one (`tenantBudgetFor`).
-     */
-    LONGRUN_TENANT_MAX_BYTES: z.coerce.number().int().min(0).optional(),
-    /**
      * Long-lived requests (event streams, MCP tasks/result, A2A streams) one tenant may hold open
      * on one API process; 0 = no cap. Unset: 100, or a quarter of LONGRUN_MAX_STREAMS if lower.
      */

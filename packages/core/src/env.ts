@@ -52,6 +52,12 @@ export const sharedEnvShape = {
    * workers (SDK runs) and by the API (HTTP workers' completions).
    */
   LONGRUN_MAX_RESULT_BYTES: z.coerce.number().int().min(0).max(536_870_912).default(2_097_152),
+  /**
+   * Bytes one tenant's stored tasks may take (records, inputs, results, answers); 0 = no
+   * budget. Unset: a quarter of Redis's `maxmemory`, 256 MiB without one (`tenantBudgetFor`).
+   * Read by the API (submits) and by workers (durable tasks' children).
+   */
+  LONGRUN_TENANT_MAX_BYTES: z.coerce.number().int().min(0).optional(),
   /** Suggested poll interval on handles (also used in webhook payloads). */
   LONGRUN_POLL_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
   /** Webhook targets allowed despite being private or loopback: hosts, IPs or CIDRs. */

@@ -76,12 +76,16 @@ export interface Waitpoint {
   expiresAt: number;
 }
 
-/** What the durable calls throw: a clear `code` (e.g. `waitpoint-timeout`, `step-name-repeated`). */
+/**
+ * What the durable calls throw: a clear `code` (e.g. `waitpoint-timeout`, `step-name-repeated`,
+ * `storage-budget`), and for a refusal that passes with time, `retryAfterMs`: when to try again.
+ */
 export class DurableTaskError extends Error {
   override name = 'DurableTaskError';
   constructor(
     readonly code: string,
     message: string,
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }

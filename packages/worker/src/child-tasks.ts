@@ -2,7 +2,9 @@ import type { Redis } from 'ioredis';
 import type { ChildOutcome } from '@longrun/core';
 import {
   JobTypeDirectory,
+  readMaxMemory,
   TaskEngine,
+  tenantBudgetFor,
   TaskEvents,
   taskKeys,
   WebhookTargetPolicy,
@@ -16,16 +18,26 @@ export interface ChildTasksOptions {
   maxTtlMs: number;
   /** Shards the tasks are spread over, as this worker knows it when the first child is made. */
   shards: () => number;
+  /**
+   * The tenant's storage budget children are held to (`WorkerOptions.tenantMaxBytes`); unset: a
+   * quarter of Redis's `maxmemory` as the API computes it, read again at most once a minute.
+   */
+  tenantMaxBytes?: number | undefined;
 }
+
+/** How long a budget read from Redis's `maxmemory` is used before it is read again. */
+const BUDGET_READ_MS = 60_000;
 
 /**
  * A worker's `DurableHost` (issue 29): durable handlers' child tasks are made, read and counted
  * through a `TaskEngine` of the worker's own, made at the first use (a worker whose handlers make
- * no children never has one), so a child is an ordinary task placed, capped and queued as a
- * submit through the API would be.
+ * no children never has one), so a child is an ordinary task placed, queued and held to the
+ * tenant's storage budget as a submit through the API would be (not to its open-task cap: a
+ * parent waiting for room its own open children hold would never get it).
  */
 export class ChildTasks implements DurableHost {
   private engine: TaskEngine | undefined;
+  private budgetReadAt = -Infinity;
 
   constructor(private readonly opts: ChildTasksOptions) {}
 
@@ -50,13 +62,27 @@ export class ChildTasks implements DurableHost {
     return this.engine;
   }
 
-  createChildren(
+  async createChildren(
     tenant: string,
     parentId: string,
     tasks: readonly { type: string; input: Record<string, unknown> }[],
     key: string,
   ): Promise<string[]> {
-    return this.tasks.durable.createChildren(tenant, parentId, tasks, key);
+    const engine = this.tasks;
+    await this.holdToBudget(engine);
+    return engine.durable.createChildren(tenant, parentId, tasks, key);
+  }
+
+  /** Sets the budget the children's creates are held to (the API's, see the options). */
+  private async holdToBudget(engine: TaskEngine): Promise<void> {
+    const given = this.opts.tenantMaxBytes;
+    if (given !== undefined) {
+      engine.setTenantMaxBytes(given);
+      return;
+    }
+    if (Date.now() - this.budgetReadAt < BUDGET_READ_MS) return;
+    engine.setTenantMaxBytes(tenantBudgetFor(await readMaxMemory(this.opts.connection)));
+    this.budgetReadAt = Date.now();
   }
 
   childOutcomes(ids: readonly string[]): Promise<(ChildOutcome | null)[]> {

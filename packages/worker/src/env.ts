@@ -108,6 +108,7 @@ export function workerOptionsFromEnv(
     clusterNodes: c.LONGRUN_REDIS_CLUSTER_NODES,
     prefix: c.LONGRUN_PREFIX,
     maxTtlMs: c.LONGRUN_MAX_TTL_MS,
+    tenantMaxBytes: c.LONGRUN_TENANT_MAX_BYTES,
     concurrency: c.LONGRUN_WORKER_CONCURRENCY,
     shards: c.LONGRUN_SHARDS,
     serveShards: c.LONGRUN_WORKER_SHARDS,

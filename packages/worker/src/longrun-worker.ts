@@ -99,6 +99,7 @@ export class LongrunWorker {
       prefix,
       maxTtlMs: opts.maxTtlMs ?? 7 * 86_400_000,
       shards: () => this.shardCount,
+      tenantMaxBytes: opts.tenantMaxBytes,
     });
     this.shardDeps = {
       durableHost: this.children,

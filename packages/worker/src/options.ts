@@ -30,6 +30,13 @@ export interface WorkerOptions {
   prefix?: string | undefined;
   /** The API's `LONGRUN_MAX_TTL_MS` (default 7 days). */
   maxTtlMs?: number | undefined;
+  /**
+   * The API's `LONGRUN_TENANT_MAX_BYTES`: durable tasks' children count against the tenant's
+   * storage budget and are refused past it, as a submit is (`ctx.runTask(s)` throws
+   * `DurableTaskError` `storage-budget`). Unset: a quarter of Redis's `maxmemory` (256 MiB
+   * without one), as the API; 0: no budget.
+   */
+  tenantMaxBytes?: number | undefined;
   /** The API's `LONGRUN_SHARDS`: how many shards the tasks are spread over (default 1). */
   shards?: number | undefined;
   /**
@@ -99,6 +106,7 @@ const settingsSchema = z.object({
     .regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'letters, digits, _ { } . - only')
     .optional(),
   maxTtlMs: int(1000, 365 * 86_400_000).optional(),
+  tenantMaxBytes: int(0, Number.MAX_SAFE_INTEGER).optional(),
   concurrency: int(1, 10_000).optional(),
   shards: int(1, MAX_SHARDS).optional(),
   serveShards: z

@@ -1,4 +1,5 @@
 import {
+  DurableTaskError,
   isTaskId,
   isTerminal,
   type ChildOutcome,
@@ -85,6 +86,15 @@ export class DurableTasks implements DurableHost {
         { type: task.type, input: task.input },
         { idempotencyKey: `child:${parentId}:${key}:${i}`, parentTaskId: parentId },
       );
+      if (outcome.kind === 'overBudget') {
+        // As a submit would be refused (429): the tenant's stored tasks take its budget.
+        throw new DurableTaskError(
+          'storage-budget',
+          `Could not make child task ${i} (${task.type}): the tenant's storage budget is spent ` +
+            `(${outcome.usedBytes} of ${outcome.maxBytes} bytes); room comes back in ${outcome.retryAfterMs} ms`,
+          outcome.retryAfterMs,
+        );
+      }
       if (outcome.kind !== 'created' && outcome.kind !== 'replayed') {
         throw new Error(`Could not make child task ${i} (${task.type}): ${describe(outcome)}`);
       }
