@@ -74,6 +74,7 @@ export { RegistryHeartbeat, type RegistryHeartbeatOptions } from './registry/hea
 
 // The worker runtime the SDK assembles for each shard it serves.
 export { TaskWorker, type TaskWorkerOptions } from './worker/task-worker.js';
+export { LiveTypes } from './worker/give-back.js';
 export type { RunOutcome, TaskWorkerLogger } from './worker/job-data.js';
 export { RunSlots } from './worker/run-slots.js';
 export { Reconciler, type ReconcilerOptions } from './reconciler.js';

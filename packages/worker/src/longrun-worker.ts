@@ -10,6 +10,7 @@ import {
   FailureLog,
   JobTypeDirectory,
   JobTypeRegistry,
+  LiveTypes,
   RegistryHeartbeat,
   RunSlots,
   ShardCount,
@@ -121,6 +122,7 @@ export class LongrunWorker {
         opts.reconcile === false
           ? undefined
           : new JobTypeDirectory({ connection, prefix, refreshMs: 0 }),
+      liveTypes: new LiveTypes(new JobTypeRegistry(connection, prefix)),
     };
     // Made now, so a bad setting (an unknown type) throws here, not at start.
     this.serve(this.wanted(this.shardCount));

@@ -11,6 +11,7 @@ import {
   type DurableHost,
   type FailureLog,
   type JobTypeDirectory,
+  type LiveTypes,
   type RunSlots,
 } from '@longrun/engine';
 import type { Connections } from './connections.js';
@@ -35,6 +36,8 @@ export interface ShardServiceDeps {
   directory: JobTypeDirectory | undefined;
   /** Durable handlers' child tasks (issue 29). */
   durableHost?: DurableHost | undefined;
+  /** Which types live workers serve (jobs of others' types are given back sooner). */
+  liveTypes?: LiveTypes | undefined;
 }
 
 /**
@@ -75,6 +78,7 @@ export class ServedShard {
       onActiveChange: metrics.onActiveChange,
       faults: opts.faults,
       durableHost: deps.durableHost,
+      liveTypes: deps.liveTypes,
     });
     const reconcile = opts.reconcile === false ? undefined : (opts.reconcile ?? {});
     this.reconciler =

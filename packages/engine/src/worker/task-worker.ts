@@ -9,7 +9,7 @@ import { TaskStore } from '../task-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
-import { GiveBack } from './give-back.js';
+import { GiveBack, type LiveTypes } from './give-back.js';
 import { firstRunTask, isFirstRun, takeTask } from './take-task.js';
 import { RunRegistry } from './run-control.js';
 import { MarkClock } from './mark-clock.js';
@@ -63,6 +63,8 @@ export interface TaskWorkerOptions {
   maxResultBytes?: number | undefined;
   /** Child tasks of durable handlers (issue 29): made and read through the engine. */
   durableHost?: DurableHost | undefined;
+  /** Which types live workers serve, for giving back jobs of types this one does not. */
+  liveTypes?: LiveTypes | undefined;
   /** Test seam: `afterPark` runs between parking a job and recording it (default: none). */
   faults?: FaultHooks | undefined;
 }
@@ -120,7 +122,7 @@ export class TaskWorker {
       if (!opts.catalog.has(type)) throw new Error(`Unknown job type in worker types: ${type}`);
     }
     this.served = new Set(types);
-    this.giveBack = new GiveBack(this.served, opts.logger);
+    this.giveBack = new GiveBack(this.served, opts.logger, opts.liveTypes);
     this.slots = opts.slots ?? new RunSlots(Math.max(1, opts.concurrency));
     const queueNames = new Set([
       ...types.map((t) => queueNameFor(opts.catalog.get(t)!)),
