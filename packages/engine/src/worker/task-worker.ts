@@ -61,9 +61,8 @@ export interface TaskWorkerOptions {
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap (2 MiB). */
   maxResultBytes?: number | undefined;
-  /** Child tasks of durable handlers (issue 29): made and read through the engine. */
+  /** Child tasks of durable handlers (issue 29); which types live workers serve (give-backs). */
   durableHost?: DurableHost | undefined;
-  /** Which types live workers serve, for giving back jobs of types this one does not. */
   liveTypes?: LiveTypes | undefined;
   /** Test seam: `afterPark` runs between parking a job and recording it (default: none). */
   faults?: FaultHooks | undefined;
@@ -92,8 +91,7 @@ export class TaskWorker {
   /** The errors our processor threw: any other `failed` is BullMQ's own (e.g. stalled too often). */
   private readonly ownErrors = new WeakSet<Error>();
   private readonly deps: ConstructorParameters<typeof TaskRun>[0];
-  /** The job types this process runs: any other job it receives is given back. */
-  private readonly served: ReadonlySet<string>;
+  private readonly served: ReadonlySet<string>; // the types it runs: any other job is given back
   private readonly slots: RunSlots;
   private readonly giveBack: GiveBack;
 
