@@ -16,6 +16,7 @@ export * from './task-index.js';
 export * from './reconciler.js';
 export * from './worker/job-data.js';
 export * from './worker/task-worker.js';
+export * from './worker/give-back.js';
 export * from './engine/outcomes.js';
 export * from './engine/task-engine.js';
 export * from './engine/batch.js';
