@@ -7,6 +7,7 @@ import {
 import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { ContextRun } from './job-context.js';
+import { parkJob } from './park-job.js';
 import { RunParked } from './run-control.js';
 import { NO_STEPS } from './take-task.js';
 
@@ -125,20 +126,8 @@ export function durableCalls(run: DurableRun): DurableCalls {
     throw new RunParked();
   }
 
-  /**
-   * Moves the job to BullMQ's delayed set. A run that lost its job meanwhile (its lock expired
-   * under load and the stalled check gave the job to another run: "Lock mismatch") ends as
-   * parked all the same, writing nothing: the job is the other run's, and its steps are recorded.
-   */
-  async function moveToDelayed(until: number): Promise<boolean> {
-    run.stopMark();
-    try {
-      await run.job.moveToDelayed(Math.max(until, Date.now() + 1), run.token);
-      return true;
-    } catch {
-      return false;
-    }
-  }
+  /** Moves the job to BullMQ's delayed set; `false` when the run lost it (`parkJob`). */
+  const moveToDelayed = (until: number): Promise<boolean> => parkJob(run, until);
 
   /** Says what the task waits for, once parked; wakes its own job if that came already. */
   async function parkOn(until: number, write: Pick<StepWrite, 'wait' | 'message'>) {

@@ -6,6 +6,7 @@ import type { FaultHooks } from '../fault-hooks.js';
 import type { RunTask } from './job-data.js';
 import { lazyDurableCalls, type durableCalls, type DurableRun } from './durable-context.js';
 import { InputParked, type RunControl } from './run-control.js';
+import { parkJob } from './park-job.js';
 
 /** What a handler's context needs of the run it belongs to. */
 export interface ContextRun {
@@ -53,8 +54,9 @@ export function createJobContext(run: DurableRun): JobContext {
       const index = asked++;
       await readAnswers(run);
       if (index < run.task.inputs.length) return schema.parse(run.task.inputs[index]);
-      // Park first, then say so: once the record reads input_required the job is promotable.
-      await run.job.moveToDelayed(run.task.expiresAt + 1000, run.token);
+      // Park first, then say so: once the record reads input_required the job is promotable. A
+      // run that lost its job meanwhile writes nothing: the task is another run's now.
+      if (!(await parkJob(run, run.task.expiresAt + 1000))) throw new InputParked();
       run.faults?.afterPark?.();
       await run.store.transition(run.task.id, 'park', {
         statusMessage: message,

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createCatalog, defineJobType } from '@longrun/core';
+import { createRedis, TaskQueue, TaskStore, TaskWorker } from '@longrun/engine/internal';
+import { waitFor } from './helpers/http.js';
+import { newRecord } from './helpers/records.js';
+import { uniquePrefix } from './helpers/service.js';
+
+// A run can lose its job while it works: under load its lock expires before it is renewed, and
+// BullMQ's stalled check gives the job to another run (decision 18). When such a run then asks
+// for input, parking the job fails with "Lock mismatch". The job is the other run's by then: the
+// first run must end writing nothing, not fail (or retry) a task another run is working on. The
+// durable calls' park had this fixed (5658c90); `ctx.requestInput` had not.
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const fn of cleanup.reverse()) await fn().catch(() => undefined);
+});
+
+const direct = new Redis(inject('redisUrl'));
+cleanup.push(() => direct.quit());
+
+/** Lets a handler wait until the test says go; `asked` records what requestInput did. */
+const gates = new Map<string, () => void>();
+const asked = new Map<string, string>();
+
+const catalog = createCatalog([
+  defineJobType({
+    name: 'asker',
+    input: z.object({}),
+    attempts: 1,
+    async handler(_input, ctx) {
+      await new Promise<void>((resolve) => gates.set(ctx.taskId, resolve));
+      try {
+        const answer = await ctx.requestInput({
+          message: 'approve?',
+          schema: z.object({ ok: z.boolean() }),
+        });
+        asked.set(ctx.taskId, 'answered');
+        return answer;
+      } catch (err) {
+        asked.set(ctx.taskId, err instanceof Error ? err.constructor.name : 'thrown');
+        throw err;
+      }
+    },
+  }),
+]);
+
+async function setup() {
+  const prefix = uniquePrefix();
+  const url = inject('redisUrl');
+  const producer = createRedis(url, 'producer');
+  const connection = createRedis(url, 'worker');
+  const subscriber = createRedis(url, 'subscriber');
+  cleanup.push(async () => {
+    producer.disconnect();
+    connection.disconnect();
+    subscriber.disconnect();
+  });
+  for (const conn of [producer, connection, subscriber]) {
+    conn.on('error', () => undefined);
+    if (conn.status !== 'ready') await new Promise((resolve) => conn.once('ready', resolve));
+  }
+  const tasks = new TaskQueue({ connection: producer, prefix, types: catalog });
+  const store = new TaskStore(producer, prefix, 3_600_000);
+  cleanup.push(() => tasks.close());
+  const quiet = { info() {}, warn() {}, error() {} };
+  const worker = new TaskWorker({
+    connection,
+    subscriber,
+    prefix,
+    maxTtlMs: 3_600_000,
+    catalog,
+    concurrency: 2,
+    logger: quiet,
+  });
+  cleanup.push(() => worker.close(true));
+  await tasks.whenReady();
+  await worker.start();
+  const record = newRecord({ type: 'asker', ttlMs: 600_000 });
+  await store.create(record);
+  await tasks.enqueue(record, catalog.get('asker')!);
+  return { tasks, store, id: record.id };
+}
+
+describe('a run that lost its job asks for input', () => {
+  it('ends writing nothing: the task stays the other run’s, not failed', async () => {
+    const { tasks, store, id } = await setup();
+    await waitFor(async () => gates.has(id) || undefined, { what: 'the handler to start' });
+    const queue = tasks.queueFor('asker');
+    const jobKey = queue.toKey(id);
+    // The stalled check gave the job to another run: its lock now holds that run's token.
+    expect(await direct.exists(`${jobKey}:lock`)).toBe(1);
+    await direct.set(`${jobKey}:lock`, 'another-run', 'PX', 60_000);
+    gates.get(id)!();
+    await waitFor(async () => asked.get(id), { what: 'requestInput to return or throw' });
+    // Give the run's end (a failure, before the fix) time to reach the record.
+    await new Promise((r) => setTimeout(r, 500));
+    const record = await store.get(id);
+    expect(record?.status).toBe('working');
+    expect(record?.error).toBeUndefined();
+    // The job was left to the run that holds it: still active under its lock.
+    expect(await direct.get(`${jobKey}:lock`)).toBe('another-run');
+    expect(await queue.getJobState(id)).toBe('active');
+  });
+});
