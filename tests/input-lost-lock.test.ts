@@ -11,7 +11,9 @@ import { uniquePrefix } from './helpers/service.js';
 // BullMQ's stalled check gives the job to another run (decision 18). When such a run then asks
 // for input, parking the job fails with "Lock mismatch". The job is the other run's by then: the
 // first run must end writing nothing, not fail (or retry) a task another run is working on. The
-// durable calls' park had this fixed (5658c90); `ctx.requestInput` had not.
+// durable calls' park had this fixed (5658c90); `ctx.requestInput` had not. Nor had a run that
+// failed: on its last attempt it failed the task the other run was still working on (BullMQ
+// itself refuses that run's moveToFailed and leaves the job to the other run).
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
@@ -45,9 +47,19 @@ const catalog = createCatalog([
       }
     },
   }),
+  defineJobType({
+    name: 'thrower',
+    input: z.object({}),
+    attempts: 1,
+    async handler(_input, ctx) {
+      await new Promise<void>((resolve) => gates.set(ctx.taskId, resolve));
+      asked.set(ctx.taskId, 'threw');
+      throw new Error('boom');
+    },
+  }),
 ]);
 
-async function setup() {
+async function setup(type = 'asker') {
   const prefix = uniquePrefix();
   const url = inject('redisUrl');
   const producer = createRedis(url, 'producer');
@@ -78,30 +90,46 @@ async function setup() {
   cleanup.push(() => worker.close(true));
   await tasks.whenReady();
   await worker.start();
-  const record = newRecord({ type: 'asker', ttlMs: 600_000 });
+  const record = newRecord({ type, ttlMs: 600_000 });
   await store.create(record);
-  await tasks.enqueue(record, catalog.get('asker')!);
+  await tasks.enqueue(record, catalog.get(type)!);
   return { tasks, store, id: record.id };
 }
 
-describe('a run that lost its job asks for input', () => {
-  it('ends writing nothing: the task stays the other run’s, not failed', async () => {
-    const { tasks, store, id } = await setup();
-    await waitFor(async () => gates.has(id) || undefined, { what: 'the handler to start' });
-    const queue = tasks.queueFor('asker');
-    const jobKey = queue.toKey(id);
-    // The stalled check gave the job to another run: its lock now holds that run's token.
-    expect(await direct.exists(`${jobKey}:lock`)).toBe(1);
-    await direct.set(`${jobKey}:lock`, 'another-run', 'PX', 60_000);
-    gates.get(id)!();
-    await waitFor(async () => asked.get(id), { what: 'requestInput to return or throw' });
-    // Give the run's end (a failure, before the fix) time to reach the record.
-    await new Promise((r) => setTimeout(r, 500));
+/** Runs `type`'s handler to its gate, gives its job to "another run", then lets it go on. */
+async function loseTheJob(type: string) {
+  const { tasks, store, id } = await setup(type);
+  await waitFor(async () => gates.has(id) || undefined, { what: 'the handler to start' });
+  const queue = tasks.queueFor(type);
+  const lock = `${queue.toKey(id)}:lock`;
+  // The stalled check gave the job to another run: its lock now holds that run's token.
+  expect(await direct.exists(lock)).toBe(1);
+  await direct.set(lock, 'another-run', 'PX', 60_000);
+  gates.get(id)!();
+  await waitFor(async () => asked.get(id), { what: 'the handler to go on' });
+  // Give the run's end (a failure, before the fix) time to reach the record.
+  await new Promise((r) => setTimeout(r, 500));
+  return { store, queue, lock, id };
+}
+
+describe('a run that lost its job', () => {
+  it('asks for input: ends writing nothing, the task stays the other run’s', async () => {
+    const { store, queue, lock, id } = await loseTheJob('asker');
+    expect(asked.get(id)).toBe('InputParked');
+    const record = await store.get(id);
+    expect(record?.status).toBe('working');
+    expect(record?.inputRequest).toBeUndefined();
+    // The job was left to the run that holds it: still active under its lock.
+    expect(await direct.get(lock)).toBe('another-run');
+    expect(await queue.getJobState(id)).toBe('active');
+  });
+
+  it('fails on its last attempt: ends writing nothing, the task stays the other run’s', async () => {
+    const { store, queue, lock, id } = await loseTheJob('thrower');
     const record = await store.get(id);
     expect(record?.status).toBe('working');
     expect(record?.error).toBeUndefined();
-    // The job was left to the run that holds it: still active under its lock.
-    expect(await direct.get(`${jobKey}:lock`)).toBe('another-run');
+    expect(await direct.get(lock)).toBe('another-run');
     expect(await queue.getJobState(id)).toBe('active');
   });
 });

@@ -52,7 +52,9 @@ export type RunOutcome =
   | 'input_required'
   | 'skipped'
   /** Parked by a durable wait (a sleep, children, a waitpoint): issue 29. */
-  | 'waiting';
+  | 'waiting'
+  /** The run's job was another run's by the time it failed (its lock lapsed): nothing written. */
+  | 'lost';
 
 export interface TaskWorkerLogger {
   /** pino's: lets a run skip building log lines nobody will see. */

@@ -27,6 +27,8 @@ export interface RunDeps {
   marks: MarkClock;
   /** A result whose JSON is longer fails the task (`result-too-large`); 0: no cap. */
   maxResultBytes: number;
+  /** The workers' BullMQ `lockDuration`: a failed run checks that it still holds its job. */
+  lockDurationMs: number;
   onActiveChange?: ((delta: 1 | -1) => void) | undefined;
   logWarn(obj: object, msg: string): void;
   /** Test seam (`FaultHooks.afterPark`): none in production. */
@@ -221,6 +223,10 @@ export class TaskRun implements DurableRun, CompletionSink {
     const durableCode = error instanceof DurableTaskError ? error.code : undefined;
     const fatal = durableCode !== undefined && FATAL_DURABLE_CODES.has(durableCode);
     const code = timedOut ? 'timeout' : durableCode;
+    // A run whose job another run holds now leaves the task to it, as BullMQ leaves the job
+    // (its moveToFailed refuses a stale lock): failing or retrying the task here would end the
+    // other run's work (tests/input-lost-lock.test.ts).
+    if (!(await this.holdsJob())) return { outcome: 'lost', thrown: new DelayedError() };
     const end = await recordRunFailure(this.store, this.job, this.task.id, {
       message: error instanceof Error ? error.message : String(error),
       ...(code ? { code } : {}),
@@ -232,6 +238,16 @@ export class TaskRun implements DurableRun, CompletionSink {
     });
     if (end.outcome === 'retrying') this.stopIfGone(end.transition);
     return { outcome: end.outcome, thrown: end.thrown };
+  }
+
+  /** Whether this run still holds its job's lock (renewed while checking); true when unsure. */
+  private async holdsJob(): Promise<boolean> {
+    if (!this.token) return true;
+    try {
+      return (await this.job.extendLock(this.token, this.deps.lockDurationMs)) === 1;
+    } catch {
+      return true;
+    }
   }
 
   private async fail(message: string, code?: string): Promise<void> {

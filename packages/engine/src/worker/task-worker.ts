@@ -107,6 +107,7 @@ export class TaskWorker {
       catalog: opts.catalog,
       marks: new MarkClock(this.runningMarkMs),
       maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
+      lockDurationMs: opts.lockDurationMs ?? 30_000,
       onActiveChange: opts.onActiveChange,
       logWarn: (obj, msg) => opts.logger.warn(obj, msg),
       faults: opts.faults,
@@ -208,8 +209,7 @@ export class TaskWorker {
     token: string | undefined,
   ): Promise<void> | void {
     if (!task) {
-      // Cancelled before it started, expired, forgotten, or finished by a run that crashed
-      // before BullMQ heard of it: nothing to do.
+      // Cancelled, expired, forgotten, or finished by a run that crashed before acking: no run.
       this.ended(job, job.name, 'skipped', started);
       return;
     }
