@@ -5,10 +5,10 @@
 // would run it again), count its bytes twice or queue a second job. The connection is cut for
 // real: the API's store talks to Redis through a TCP relay that drops the create's reply and
 // holds the reconnection until the task has moved on.
-import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createRedis, TaskQueue, TaskStore } from '@longrun/engine/internal';
+import { cutRelay } from './helpers/cut-relay.js';
 import { waitFor } from './helpers/http.js';
 import { newRecord } from './helpers/records.js';
 import { uniquePrefix } from './helpers/service.js';
@@ -17,63 +17,9 @@ const redisUrl = inject('redisUrl');
 const direct = new Redis(redisUrl);
 afterAll(() => direct.quit());
 
-/** A relay to Redis on loopback that can drop the next reply (closing the client's socket) and
- * hold new connections until released. */
-async function cutRelay() {
-  const target = new URL(redisUrl);
-  let cutNext = false;
-  let held: Array<() => void> = [];
-  let holding = false;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    sockets.add(client);
-    client.pause();
-    const open = () => {
-      const upstream = net.connect(Number(target.port || 6379), target.hostname);
-      sockets.add(upstream);
-      upstream.on('data', (chunk) => {
-        if (cutNext) {
-          cutNext = false;
-          client.destroy();
-          upstream.destroy();
-          return;
-        }
-        client.write(chunk);
-      });
-      client.on('data', (chunk) => upstream.write(chunk));
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-      client.resume();
-    };
-    if (holding) held.push(open);
-    else open();
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    /** Drop the next reply Redis sends, and hold the client's reconnection. */
-    cutNextReply() {
-      cutNext = true;
-      holding = true;
-    },
-    release() {
-      holding = false;
-      for (const open of held) open();
-      held = [];
-    },
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
-
 describe('a create sent again after a reconnect', () => {
   it('leaves a task that moved on as it is: no second job, no second count, status kept', async () => {
-    const relay = await cutRelay();
+    const relay = await cutRelay(redisUrl);
     const conn = createRedis(relay.url, 'producer');
     const prefix = uniquePrefix();
     try {
