@@ -89,6 +89,8 @@ export interface TaskKeys {
   events(id: string): string;
   /** A task's side channel for the protocol doors (`TaskMessages`): a list of JSON messages. */
   messages(id: string): string;
+  /** One side-channel call's answer, kept a while so that a call sent again runs once. */
+  messageOp(id: string, op: string): string;
   /** Stream of status changes that owe a webhook delivery (the transactional outbox). */
   outbox: string;
   cancelChannel: string;
@@ -134,6 +136,7 @@ export function taskKeys(prefix: string, channelPrefix = prefix): TaskKeys {
     idempotency: (tenant, keyHash) => `${prefix}:idem:${tenant}:${keyHash}`,
     events: (id) => `${prefix}:events:${id}`,
     messages: (id) => `${prefix}:messages:${id}`,
+    messageOp: (id, op) => `${prefix}:messages:${id}:op:${op}`,
     outbox: `${prefix}:outbox`,
     cancelChannel: `${channelPrefix}:cancel`,
     eventsChannel: `${channelPrefix}:task-events:`,

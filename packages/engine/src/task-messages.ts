@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { TaskEvents } from './task-events.js';
 import type { TaskKeys } from './keys.js';
@@ -63,9 +64,14 @@ export class TaskMessages {
     return reply.kind === 'ok' ? reply.messages : [];
   }
 
-  /** The keys every side-channel script takes: the task's record (its owner) and its list. */
-  private channelKeys(id: string): { task: string; messages: string } {
-    return { task: this.keys.task(id), messages: this.keys.messages(id) };
+  /**
+   * The keys every side-channel script takes: the task's record (its owner), its list, and the
+   * call's own key, named afresh for each call: a call ioredis sends again after a reconnect
+   * (its reply lost) carries the same name, and answers what it did the first time.
+   */
+  private channelKeys(id: string): { task: string; messages: string; op: string } {
+    const k = this.keys;
+    return { task: k.task(id), messages: k.messages(id), op: k.messageOp(id, randomUUID()) };
   }
 
   /**

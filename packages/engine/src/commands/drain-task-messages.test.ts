@@ -8,11 +8,16 @@ const redis = new Redis(inject('redisUrl'));
 const prefix = `test-${randomUUID()}`;
 const keys = { task: `${prefix}:task:t1`, messages: `${prefix}:messages:t1` };
 afterAll(async () => {
-  await redis.del(keys.task, keys.messages);
+  const all = await redis.keys(`${prefix}:*`);
+  if (all.length > 0) await redis.del(...all);
   await redis.quit();
 });
 
-const drain = (tenant: string) => drainTaskMessages.run(redis, { keys, args: { tenant } });
+const drain = (tenant: string, op = randomUUID()) =>
+  drainTaskMessages.run(redis, {
+    keys: { ...keys, op: `${keys.messages}:op:${op}` },
+    args: { tenant },
+  });
 
 describe('drain-task-messages', () => {
   it('refuses a missing task', async () => {
@@ -37,7 +42,16 @@ describe('drain-task-messages', () => {
     await redis.del(keys.messages);
     const many = Array.from({ length: 10_000 }, (_, i) => String(i));
     await redis.rpush(keys.messages, ...many);
-    const reply = await drain('acme');
+    const reply = await drain('acme', 'call-big');
     expect(reply).toEqual({ kind: 'ok', messages: many });
+    expect(await drain('acme', 'call-big')).toEqual({ kind: 'ok', messages: many });
+  });
+
+  it('run again as the same call (same op key), answers what it took and takes no more', async () => {
+    await redis.rpush(keys.messages, 'x', 'y');
+    expect(await drain('acme', 'call-1')).toEqual({ kind: 'ok', messages: ['x', 'y'] });
+    await redis.rpush(keys.messages, 'z');
+    expect(await drain('acme', 'call-1')).toEqual({ kind: 'ok', messages: ['x', 'y'] });
+    expect(await redis.lrange(keys.messages, 0, -1)).toEqual(['z']);
   });
 });

@@ -6,7 +6,7 @@ export type DrainReply = { kind: 'ok'; messages: string[] } | { kind: 'absent' }
 /** `lua/drain-task-messages.lua`: takes every message of a task's side channel. */
 export const drainTaskMessages = defineScript({
   file: 'drain-task-messages',
-  keys: ['task', 'messages'],
+  keys: ['task', 'messages', 'op'],
   args: ['tenant'],
   decode: ([code, ...messages]): DrainReply => {
     if (code === 'ok') return { kind: 'ok', messages: messages.map(String) };

@@ -16,9 +16,9 @@ afterAll(async () => {
   await Promise.all([redis.quit(), listener.quit()]);
 });
 
-const push = (id: string, tenant: string, message: string, max: number) =>
+const push = (id: string, tenant: string, message: string, max: number, op = randomUUID()) =>
   pushTaskMessage.run(redis, {
-    keys: { task: task(id), messages: messages(id) },
+    keys: { task: task(id), messages: messages(id), op: `${messages(id)}:op:${op}` },
     args: { tenant, message, max, channel: channel + id },
   });
 
@@ -56,5 +56,25 @@ describe('push-task-message', () => {
     await redis.hset(task('t2'), FIELD.tenant, 'acme');
     expect(await push('t2', 'acme', '{}', 0)).toEqual({ kind: 'ok' });
     expect(await redis.pttl(messages('t2'))).toBe(-1);
+  });
+
+  it('run again as the same call (same op key), queues nothing more and answers ok', async () => {
+    await redis.hset(task('t3'), FIELD.tenant, 'acme');
+    expect(await push('t3', 'acme', '"once"', 0, 'call-1')).toEqual({ kind: 'ok' });
+    expect(await push('t3', 'acme', '"once"', 0, 'call-1')).toEqual({ kind: 'ok' });
+    expect(await redis.lrange(messages('t3'), 0, -1)).toEqual(['"once"']);
+    const kept = await redis.pttl(`${messages('t3')}:op:call-1`);
+    expect(kept).toBeGreaterThan(290_000);
+    expect(kept).toBeLessThanOrEqual(300_000);
+  });
+
+  it('a refusal leaves no answer: the same call, run again with room, queues', async () => {
+    await redis.hset(task('t4'), FIELD.tenant, 'acme');
+    await redis.rpush(messages('t4'), '"x"');
+    expect(await push('t4', 'acme', '"y"', 1, 'call-2')).toEqual({ kind: 'full' });
+    expect(await redis.exists(`${messages('t4')}:op:call-2`)).toBe(0);
+    await redis.del(messages('t4'));
+    expect(await push('t4', 'acme', '"y"', 1, 'call-2')).toEqual({ kind: 'ok' });
+    expect(await redis.lrange(messages('t4'), 0, -1)).toEqual(['"y"']);
   });
 });

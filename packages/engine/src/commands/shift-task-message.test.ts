@@ -8,11 +8,16 @@ const redis = new Redis(inject('redisUrl'));
 const prefix = `test-${randomUUID()}`;
 const keys = { task: `${prefix}:task:t1`, messages: `${prefix}:messages:t1` };
 afterAll(async () => {
-  await redis.del(keys.task, keys.messages);
+  const all = await redis.keys(`${prefix}:*`);
+  if (all.length > 0) await redis.del(...all);
   await redis.quit();
 });
 
-const shift = (tenant: string) => shiftTaskMessage.run(redis, { keys, args: { tenant } });
+const shift = (tenant: string, op = randomUUID()) =>
+  shiftTaskMessage.run(redis, {
+    keys: { ...keys, op: `${keys.messages}:op:${op}` },
+    args: { tenant },
+  });
 
 describe('shift-task-message', () => {
   it('refuses a missing task', async () => {
@@ -31,5 +36,19 @@ describe('shift-task-message', () => {
     await redis.rpush(keys.messages, 'c');
     expect(await shift('other')).toEqual({ kind: 'absent' });
     expect(await redis.lrange(keys.messages, 0, -1)).toEqual(['c']);
+  });
+
+  it('run again as the same call (same op key), answers what it took and takes no more', async () => {
+    await redis.rpush(keys.messages, 'd');
+    expect(await shift('acme', 'call-1')).toEqual({ kind: 'ok', message: 'c' });
+    expect(await shift('acme', 'call-1')).toEqual({ kind: 'ok', message: 'c' });
+    expect(await redis.lrange(keys.messages, 0, -1)).toEqual(['d']);
+  });
+
+  it('finding none leaves no answer: the same call, run again, takes what came since', async () => {
+    await redis.del(keys.messages);
+    expect(await shift('acme', 'call-2')).toEqual({ kind: 'empty' });
+    await redis.rpush(keys.messages, 'e');
+    expect(await shift('acme', 'call-2')).toEqual({ kind: 'ok', message: 'e' });
   });
 });

@@ -6,7 +6,7 @@ export type ShiftReply = { kind: 'ok'; message: string } | { kind: 'empty' } | {
 /** `lua/shift-task-message.lua`: takes the oldest message of a task's side channel. */
 export const shiftTaskMessage = defineScript({
   file: 'shift-task-message',
-  keys: ['task', 'messages'],
+  keys: ['task', 'messages', 'op'],
   args: ['tenant'],
   decode: ([code, message]): ShiftReply => {
     if (code === 'ok') return { kind: 'ok', message: String(message) };
