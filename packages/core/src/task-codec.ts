@@ -62,6 +62,12 @@ export const FIELD = {
    * decision 31); the budget counts them under the task's expiry bucket (`lua/includes/usage.lua`).
    */
   usageBytes: 'ub',
+  /**
+   * Bookkeeping: the last change a caller named and its reply (`<op> <reply words>`, engine
+   * `lua/includes/op-note.lua`): the same call run again (ioredis resends a call whose reply was
+   * lost with the connection) answers as it did instead of being refused.
+   */
+  op: 'op',
 } as const;
 
 /** The record field holding a durable task's step result: `st:<name>` (issue 29). */

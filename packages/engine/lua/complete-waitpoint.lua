@@ -14,6 +14,8 @@
     ARGV[5] data          the posted data (JSON)
     ARGV[6] now           ms since the epoch
     ARGV[7] message       the event's statusMessage
+    ARGV[8] op            this call's own id ('' = none): run again, it answers as it did
+                          (includes/op-note)
   Output:
     {'ok', wake}          completed; wake '1' when the job waits on it
     {'absent'}            no such task or waitpoint, or not the tenant's
@@ -22,7 +24,10 @@
 ]]
 --- @include "includes/task-owned"
 --- @include "includes/write-event"
+--- @include "includes/op-note"
 
+local noted = noted_reply(KEY.task)
+if noted then return noted end
 if redis.call('HEXISTS', KEY.task, 'st:' .. ARG.name) == 0 then return {'absent'} end
 local field = 'st:' .. ARG.name .. ':data'
 if redis.call('HEXISTS', KEY.task, field) == 1 then return {'completed'} end
@@ -33,6 +38,7 @@ local entry = cjson.encode({name = ARG.name .. ':data', status = 'completed', en
 local steps = cur[7] or '[]'
 if steps == '[]' then steps = '[' .. entry .. ']' else steps = string.sub(steps, 1, -2) .. ',' .. entry .. ']' end
 local changes = {field, ARG.data, F.steps, steps, F.statusMessage, ARG.message, F.updatedAt, ARG.now}
+local reply = {'ok', cur[8] == 'wp:' .. ARG.name and '1' or '0'}
+note_reply(changes, reply)
 write_event(KEY.task, cur, changes, KEY.outbox, ARG.channel, ARG.id)
-if cur[8] == 'wp:' .. ARG.name then return {'ok', '1'} end
-return {'ok', '0'}
+return reply

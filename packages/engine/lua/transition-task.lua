@@ -15,6 +15,8 @@
     ARGV[4] id            the task id
     ARGV[5] openPrefix    the tenant's open set is <openPrefix><tenant>:open, its usage …:usage
     ARGV[6] expectSeq     the event number the caller read ('' = any)
+    ARGV[7] op            this call's own id ('' = none): run again, it answers as it did
+                          (includes/op-note)
   Then the fields to write, a pair per item:
     ITEM.ARGV[1] field
     ITEM.ARGV[2] value
@@ -26,6 +28,7 @@
 ]]
 --- @include "includes/write-event"
 --- @include "includes/usage"
+--- @include "includes/op-note"
 
 local row = LIFECYCLE[ARG.event]
 if not row then return redis.error_reply('unknown lifecycle event ' .. ARG.event) end
@@ -35,6 +38,8 @@ if appending then extra[#extra + 1] = F.inputs end
 local cur = read_event(KEY.task, extra)
 local status, tenant = cur[1], cur[7]
 if not status then return {'missing'} end
+local noted = noted_reply(KEY.task)
+if noted then return noted end
 if not row.from[status] then return {'refused', status} end
 if ARG.expectSeq ~= '' and (cur[5] or '') ~= ARG.expectSeq then return {'changed', status} end
 
@@ -61,6 +66,8 @@ if ub then
   changes[#changes + 1] = F.usageBytes
   changes[#changes + 1] = ub
 end
+-- The id write_event gives this event: the record's seq + 1.
+note_reply(changes, {'ok', status, tostring((tonumber(cur[5]) or 0) + 1)})
 local eid, now = write_event(KEY.task, cur, changes, KEY.outbox, ARG.channel, ARG.id)
 if TERMINAL[now] then redis.call('ZREM', ARG.openPrefix .. tenant .. ':open', ARG.id) end
 return {'ok', status, eid}

@@ -53,13 +53,17 @@ export class DurableStore {
     });
   }
 
-  /** Stores a waitpoint's data (`tenant`'s task only), once. */
+  /**
+   * Stores a waitpoint's data (`tenant`'s task only), once. `op`: the call's own id, so that a
+   * second run of it by Redis answers as the first (`TaskStore.transition`'s `op`).
+   */
   completeWaitpoint(
     tenant: string,
     id: string,
     name: string,
     data: unknown,
     message: string,
+    op = '',
   ): Promise<WaitpointOutcome> {
     return completeWaitpoint.run(this.redis, {
       keys: { task: this.keys.task(id), outbox: this.keys.outbox },
@@ -71,6 +75,7 @@ export class DurableStore {
         data: JSON.stringify(data ?? null),
         now: Date.now(),
         message,
+        op,
       },
     });
   }

@@ -160,14 +160,17 @@ export class TaskStore extends TaskReads {
    * Applies lifecycle `event` (its row's status and message, then `fields`) unless the task is
    * gone or the row's guard refuses its status. `appendInput` adds an answer to the record's
    * inputs in the same step. `ifSeq` (from {@link peekAt}): only if no change was recorded since
-   * that read (`changed` otherwise), so what the caller checked is still what it acts on.
+   * that read (`changed` otherwise), so what the caller checked is still what it acts on. `op`
+   * (a fresh random id per call): the same call run again by Redis (ioredis resends a call whose
+   * reply was lost with the connection) answers as its first run did instead of being refused by
+   * its own change; for calls whose caller acts on the answer (a cancel, an answer).
    * @example await store.transition(id, 'progress', { progress: 50 })
    */
   async transition(
     id: string,
     event: LifecycleEventName,
     fields: EventFields = {},
-    opts: { appendInput?: unknown; ifSeq?: string } = {},
+    opts: { appendInput?: unknown; ifSeq?: string; op?: string } = {},
   ): Promise<TransitionOutcome> {
     const encoded = encodeRecord({ ...eventUpdate(event), ...fields, updatedAt: Date.now() });
     const append = 'appendInput' in opts ? (JSON.stringify(opts.appendInput) ?? 'null') : '';
@@ -181,6 +184,7 @@ export class TaskStore extends TaskReads {
         openPrefix: this.keys.tenantPrefix,
         // '' checks nothing: no `ifSeq`, or a record an older version made without `seq`.
         expectSeq: opts.ifSeq ?? '',
+        op: opts.op ?? '',
       },
       items: pairs(encoded),
     });

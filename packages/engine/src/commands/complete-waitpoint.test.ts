@@ -38,6 +38,16 @@ describe('complete-waitpoint', () => {
     expect(await redis.hget(keys.task(id), 'st:$waitpoint:1:data')).toBe('{"paid":true}');
   });
 
+  it('run again as the same call (op), answers as it did; another call is told completed', async () => {
+    const id = await task({ wait: 'wp:$waitpoint:1' });
+    const complete = (op: string) =>
+      durable.completeWaitpoint('t', id, '$waitpoint:1', { n: 1 }, 'wp done', op);
+    expect(await complete('call-1')).toEqual({ kind: 'ok', wake: true });
+    expect(await complete('call-1')).toEqual({ kind: 'ok', wake: true });
+    expect(await redis.hget(keys.task(id), 'seq')).toBe('2');
+    expect(await complete('call-2')).toEqual({ kind: 'completed' });
+  });
+
   it('does not wake a task that is not waiting on it yet', async () => {
     const id = await task();
     expect(await durable.completeWaitpoint('t', id, '$waitpoint:1', 1, 'm')).toEqual({

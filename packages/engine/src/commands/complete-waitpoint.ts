@@ -11,7 +11,7 @@ export type WaitpointOutcome =
 export const completeWaitpoint = defineScript({
   file: 'complete-waitpoint',
   keys: ['task', 'outbox'],
-  args: ['tenant', 'channel', 'id', 'name', 'data', 'now', 'message'],
+  args: ['tenant', 'channel', 'id', 'name', 'data', 'now', 'message', 'op'],
   decode: ([code, value]): WaitpointOutcome => {
     if (code === 'ok') return { kind: 'ok', wake: value === '1' };
     if (code === 'absent' || code === 'completed') return { kind: code };

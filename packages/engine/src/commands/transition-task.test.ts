@@ -16,7 +16,7 @@ async function setUp(fields: Record<string, string> = {}) {
   const run = (
     event: string,
     changes: Record<string, string>,
-    extra: { append?: string; expectSeq?: string } = {},
+    extra: { append?: string; expectSeq?: string; op?: string } = {},
   ) =>
     transitionTask.run(redis, {
       keys: { task: keys.task(id), outbox: keys.outbox },
@@ -27,6 +27,7 @@ async function setUp(fields: Record<string, string> = {}) {
         id,
         openPrefix: keys.tenantPrefix,
         expectSeq: extra.expectSeq ?? '',
+        op: extra.op ?? '',
       },
       items: Object.entries(changes).map(([field, value]) => ({
         keys: {},
@@ -77,6 +78,31 @@ describe('transition-task', () => {
       current: 'working',
     });
     expect((await run('progress', { progress: '1' }, { expectSeq: '1' })).ok).toBe(true);
+  });
+
+  it('run again as the same call (op), answers as it did; another call is refused', async () => {
+    const { keys, id, run } = await setUp({ status: 'input_required', inputs: '[]', seq: '4' });
+    const answer = () =>
+      run('answer', { status: 'working' }, { append: '{"ok":true}', expectSeq: '4', op: 'call-1' });
+    const first = await answer();
+    expect(first).toEqual({ ok: true, previous: 'input_required', eventId: '5' });
+    expect(await redis.hget(keys.task(id), 'op')).toBe('call-1 input_required 5');
+    // A later change (progress) leaves the note: the call is still told what it did.
+    expect((await run('progress', { progress: '10' })).ok).toBe(true);
+    expect(await answer()).toEqual(first);
+    expect(await redis.hget(keys.task(id), 'inputs')).toBe('[{"ok":true}]');
+    expect(await redis.hget(keys.task(id), 'seq')).toBe('6');
+    expect(
+      await run('answer', { status: 'working' }, { append: '1', expectSeq: '4', op: 'call-2' }),
+    ).toEqual({ ok: false, reason: 'refused', current: 'working' });
+    // Without an op nothing is noted, and a second run is refused as before.
+    expect((await run('cancel', { status: 'cancelled' })).ok).toBe(true);
+    expect(await redis.hget(keys.task(id), 'op')).toBe('call-1 input_required 5');
+    expect(await run('cancel', { status: 'cancelled' })).toEqual({
+      ok: false,
+      reason: 'refused',
+      current: 'cancelled',
+    });
   });
 
   it('answers missing for a task that is gone', async () => {

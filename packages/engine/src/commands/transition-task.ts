@@ -29,7 +29,7 @@ export function decodeTransition(reply: readonly unknown[]): TransitionOutcome {
 export const transitionTask = defineScript({
   file: 'transition-task',
   keys: ['task', 'outbox'],
-  args: ['event', 'append', 'channel', 'id', 'openPrefix', 'expectSeq'],
+  args: ['event', 'append', 'channel', 'id', 'openPrefix', 'expectSeq', 'op'],
   itemArgs: ['field', 'value'],
   decode: (reply: LuaReply) => decodeTransition(reply),
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   fieldErrors,
   inputResponseRequestSchema,
@@ -54,7 +55,7 @@ export class Answers {
           id,
           'answer',
           { awaitingInput: false, inputRequest: null },
-          { appendInput: parsed.data.input, ifSeq: seq },
+          { appendInput: parsed.data.input, ifSeq: seq, op: randomUUID() },
         ),
     );
     if (!done.ok) {

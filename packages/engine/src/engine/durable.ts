@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   DurableTaskError,
   isTaskId,
@@ -64,6 +65,7 @@ export class DurableTasks implements DurableHost {
         `$waitpoint:${n}`,
         (body as { data: unknown }).data,
         `waitpoint ${wpId} completed`,
+        randomUUID(),
       ),
     );
     if (done.kind === 'absent') return notFound;

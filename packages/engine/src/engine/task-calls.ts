@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   fieldErrors,
   isTaskId,
@@ -104,7 +105,7 @@ export class TaskCalls {
     const error = { message: 'The task was cancelled', code: 'cancelled' };
     const { store, jobs } = this.deps.shards.of(id);
     const done = await this.deps.redis(() =>
-      store.transition(id, 'cancel', { cancelRequested: true, error }),
+      store.transition(id, 'cancel', { cancelRequested: true, error }, { op: randomUUID() }),
     );
     if (!done.ok) return done.reason === 'missing' ? notFound : conflict('terminal', done.current);
     const stored = await this.deps.redis(async () => {

@@ -1,0 +1,104 @@
+// A cancel or an answer Redis ran whose reply was lost with the connection is sent again by
+// ioredis once it reconnects (`autoResendUnfulfilledCommands`; producers allow one retry). Its
+// second run finds the change made and, unguarded, is refused: the caller got 409 for a cancel
+// or an answer that took effect, and what follows the write was skipped (a cancel's job removal
+// and broadcast, so a running handler was not stopped; an answer's wake-up, so the task waited
+// on the reconciler). Each such call now names itself, and a second run answers as the first.
+// The API's connection to Redis goes through a relay that cuts the call's reply for real.
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { FIELD } from '@longrun/core';
+import { cutRelay } from './helpers/cut-relay.js';
+import { waitFor } from './helpers/http.js';
+import type { Proc } from './helpers/processes.js';
+import { startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+
+const redisUrl = inject('redisUrl');
+const direct = new Redis(redisUrl);
+const cleanup: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const fn of cleanup.reverse()) await fn().catch(() => undefined);
+  await direct.quit();
+});
+
+async function setup(): Promise<{
+  api: InProcessApi;
+  relay: Awaited<ReturnType<typeof cutRelay>>;
+  worker: Proc;
+}> {
+  const relay = await cutRelay(redisUrl);
+  cleanup.push(() => relay.close());
+  const api = await startInProcessApi({ redisUrl: relay.url, shards: 1 });
+  cleanup.push(() => api.close());
+  const worker = await startWorker(api.prefix, { LONGRUN_SHARDS: '1' });
+  cleanup.push(() => worker.stop());
+  return { api, relay, worker };
+}
+
+async function submit(api: InProcessApi, type: string, input: object): Promise<string> {
+  const res = await api.http('POST', '/v1/jobs', { body: { type, input } });
+  expect(res.status, res.text).toBe(202);
+  return res.body.taskId as string;
+}
+
+const statusOf = async (api: InProcessApi, id: string) =>
+  direct.hget(api.store.keys.task(id), FIELD.status);
+
+/** A request of the transition script for lifecycle event `event` (its arguments name it). */
+const transitionCall = (event: string) => (request: string) =>
+  /evalsha/i.test(request) && request.includes(`\r\n${event}\r\n`);
+
+describe('a call sent again after a reconnect answers as its first run did', () => {
+  it('a cancel: 200, and the running handler is stopped', async () => {
+    const { api, relay } = await setup();
+    // A first cancel loads the script, so the cut one runs it rather than answering NOSCRIPT.
+    const first = await submit(api, 'sleep', { ms: 30_000 });
+    expect((await api.http('POST', `/v1/jobs/${first}/cancel`)).status).toBe(200);
+    const id = await submit(api, 'sleep', { ms: 30_000 });
+    const job = async () => api.tasks.queueFor('sleep').getJob(id);
+    await waitFor(async () => (await (await job())?.isActive()) || undefined, {
+      what: 'the sleep to run',
+    });
+    relay.cutNextReply(transitionCall('cancel'));
+    const cancelling = api.http('POST', `/v1/jobs/${id}/cancel`);
+    await waitFor(async () => (await statusOf(api, id)) === 'cancelled' || undefined, {
+      what: 'Redis to run the cancel',
+    });
+    relay.release();
+    const res = await cancelling;
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.status).toBe('cancelled');
+    // The broadcast reached the worker: the 30 s sleep ended and its job is gone.
+    await waitFor(async () => ((await job()) ? undefined : true), {
+      what: 'the cancelled run to end',
+    });
+  });
+
+  it('an answer: 200, and the task resumes and completes with it', async () => {
+    const { api, relay } = await setup();
+    const first = await submit(api, 'approval', { question: 'first?' });
+    await waitFor(async () => (await statusOf(api, first)) === 'input_required' || undefined, {
+      what: 'the first question',
+    });
+    const body = { input: { approved: true } };
+    expect((await api.http('POST', `/v1/jobs/${first}/input`, { body })).status).toBe(200);
+    const id = await submit(api, 'approval', { question: 'Deploy?' });
+    await waitFor(async () => (await statusOf(api, id)) === 'input_required' || undefined, {
+      what: 'the question',
+    });
+    relay.cutNextReply(transitionCall('answer'));
+    const answering = api.http('POST', `/v1/jobs/${id}/input`, { body });
+    await waitFor(async () => (await statusOf(api, id)) !== 'input_required' || undefined, {
+      what: 'Redis to run the answer',
+    });
+    relay.release();
+    const res = await answering;
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.status).toBe('working');
+    await waitFor(async () => (await statusOf(api, id)) === 'completed' || undefined, {
+      what: 'the answered task to complete',
+    });
+    const record = await api.http('GET', `/v1/jobs/${id}`);
+    expect(record.body.result).toEqual({ approved: true });
+  });
+});
