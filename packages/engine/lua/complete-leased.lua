@@ -16,7 +16,8 @@
     ITEM.ARGV[2] result   the result, as JSON
     ITEM.ARGV[3] token    the lease's lock token
   Output:
-    {'ok', reply, …}      per job, in order: {'ok', previousStatus, eventId}, {'missing'},
+    {'ok', reply, …}      per job, in order: {'ok', previousStatus, eventId} (also when this
+                          completion was written before: a call Redis runs again), {'missing'},
                           {'refused', status} or {'lost'} (the lock is not the lease's: nothing
                           written)
 ]]
@@ -28,14 +29,16 @@ local replies = {'ok'}
 for i = 1, ITEMS do
   local keys, a = item_keys(i), item_args(i)
   if redis.call('GET', keys.lock) ~= a.token then
-    replies[i + 1] = {'lost'}
+    -- The job's finish follows this call on its connection: run again, the lock is gone.
+    local done = redis.call('HMGET', keys.task, F.status, F.seq)
+    replies[i + 1] = completed_already(keys.task, done[1], a.result, done[2]) or {'lost'}
   else
     local cur = read_event(keys.task, {F.tenant, unpack(USAGE_READ)})
     local status = cur[1]
     if not status then
       replies[i + 1] = {'missing'}
     elseif not complete.from[status] then
-      replies[i + 1] = {'refused', status}
+      replies[i + 1] = completed_already(keys.task, status, a.result, cur[5]) or {'refused', status}
     else
       local changes = {F.status, complete.to, F.statusMessage, complete.message, F.updatedAt,
         ARG.updatedAt, F.result, a.result}

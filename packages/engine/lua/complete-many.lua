@@ -15,8 +15,9 @@
     ITEM.ARGV[1] id
     ITEM.ARGV[2] result   the result, as JSON
   Output:
-    {'ok', reply, …}      per job, in order: {'ok', previousStatus, eventId}, {'missing'} or
-                          {'refused', status}
+    {'ok', reply, …}      per job, in order: {'ok', previousStatus, eventId} (also when this
+                          completion was written before: a call Redis runs again), {'missing'}
+                          or {'refused', status}
 ]]
 --- @include "includes/write-event"
 --- @include "includes/usage"
@@ -35,7 +36,7 @@ for i = 1, ITEMS do
   if not status then
     replies[i + 1] = {'missing'}
   elseif not complete.from[status] then
-    replies[i + 1] = {'refused', status}
+    replies[i + 1] = completed_already(task, status, result, cur[5]) or {'refused', status}
   else
     local changes = {F.status, complete.to, F.statusMessage, complete.message, F.updatedAt,
       ARG.updatedAt, F.result, result}

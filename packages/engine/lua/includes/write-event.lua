@@ -74,3 +74,12 @@ local function write_event(task, cur, changes, outbox, channel, id)
   redis.call('PUBLISH', channel .. id, eid)
   return eid, now
 end
+
+-- A completion Redis runs again (ioredis resends a call whose reply was lost with the
+-- connection) finds its own write: the task completed with this very result. It is answered as
+-- the first run was (`{'ok', status, eventId}`) rather than refused, so the worker counts its run
+-- completed and tells a durable parent. Read only on a refusal: nothing on the usual path.
+local function completed_already(task, status, result, seq)
+  if status ~= LIFECYCLE.complete.to or redis.call('HGET', task, F.result) ~= result then return nil end
+  return {'ok', status, seq or ''}
+end

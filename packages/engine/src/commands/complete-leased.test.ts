@@ -52,4 +52,30 @@ describe('complete-leased', () => {
     expect(await redis.get(lock(stolen))).toBe('another-token');
     await redis.del(...[held, stolen, gone, cancelled].flatMap((id) => [keys.task(id), lock(id)]));
   });
+
+  it('run again after the job finished (lock gone), answers ok for its own result; lost for another', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const keys = taskKeys(prefix);
+    const id = randomUUID();
+    await redis.hset(keys.task(id), {
+      tenant: 't',
+      msg: 'q',
+      updated: '1',
+      seq: '1',
+      status: 'working',
+    });
+    const lock = `${prefix}:q:${id}:lock`;
+    await redis.set(lock, 'tok', 'PX', 60_000);
+    const complete = (result: string) =>
+      completeLeased.run(redis, {
+        keys: { outbox: keys.outbox },
+        args: { channel: keys.eventsChannel, openPrefix: keys.tenantPrefix, updatedAt: 5 },
+        items: [{ keys: { task: keys.task(id), lock }, args: { id, result, token: 'tok' } }],
+      });
+    expect(await complete('{"n":1}')).toEqual([{ ok: true, previous: 'working', eventId: '2' }]);
+    // Its job's finish (BullMQ's moveToFinished) followed on the connection: the lock is gone.
+    await redis.del(lock);
+    expect(await complete('{"n":1}')).toEqual([{ ok: true, previous: 'completed', eventId: '2' }]);
+    expect(await complete('{"n":2}')).toEqual([{ ok: false, reason: 'lost' }]);
+  });
 });

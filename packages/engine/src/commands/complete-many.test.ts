@@ -83,4 +83,28 @@ describe('complete-many', () => {
     });
     expect(await redis.hgetall(keys.usage('u'))).toEqual({ '#total': '19', [ids[2]!]: '19' });
   });
+
+  it('run again (a call Redis runs twice), answers ok for its own result; refused for another', async () => {
+    const keys = taskKeys(`test-${randomUUID()}`);
+    const id = randomUUID();
+    await redis.hset(keys.task(id), {
+      tenant: 't',
+      msg: 'q',
+      updated: '1',
+      seq: '1',
+      status: 'working',
+    });
+    const complete = (result: string) =>
+      completeMany.run(redis, {
+        keys: { outbox: keys.outbox },
+        args: { channel: keys.eventsChannel, openPrefix: keys.tenantPrefix, updatedAt: 5 },
+        items: [{ keys: { task: keys.task(id) }, args: { id, result } }],
+      });
+    expect(await complete('{"n":1}')).toEqual([{ ok: true, previous: 'working', eventId: '2' }]);
+    expect(await complete('{"n":1}')).toEqual([{ ok: true, previous: 'completed', eventId: '2' }]);
+    expect(await redis.hget(keys.task(id), 'seq')).toBe('2');
+    expect(await complete('{"n":2}')).toEqual([
+      { ok: false, reason: 'refused', current: 'completed' },
+    ]);
+  });
 });

@@ -105,6 +105,18 @@ describe('transition-task', () => {
     });
   });
 
+  it('a completion run again answers ok for its own result; refused for another', async () => {
+    const { run } = await setUp();
+    const complete = (result: string) => run('complete', { status: 'completed', result });
+    expect(await complete('{"n":1}')).toEqual({ ok: true, previous: 'working', eventId: '2' });
+    expect(await complete('{"n":1}')).toEqual({ ok: true, previous: 'completed', eventId: '2' });
+    expect(await complete('{"n":2}')).toEqual({
+      ok: false,
+      reason: 'refused',
+      current: 'completed',
+    });
+  });
+
   it('answers missing for a task that is gone', async () => {
     const { keys } = await setUp();
     const gone = await transitionTask.run(redis, {
