@@ -16,11 +16,16 @@
     ARGV[6] claimValue  the claim's value (`<id> <body hash>`; '' for no claim)
     ARGV[7] claimTtl  how long the claim lives (ms)
   Output:
-    {'ok'}             added
+    {'ok'}             added (or by this same call run before: ioredis resends a call whose
+                       reply was lost with the connection; its index entry says so)
     {'dup', value}     the claim was taken before: its value; nothing written
     {'full', count}    the tenant has `max` schedules (`count`) already; nothing written
 ]]
 --- @include "generated/schedule"
+-- The same call run again finds its own write: the id indexed at its creation time, and its hash.
+if redis.call('ZSCORE', KEY.index, ARG.id) == ARG.created and redis.call('HGET', KEY.schedule, SCHEDULE.tenant) == ARG.tenant then
+  return {'ok'}
+end
 if ARG.claimValue ~= '' then
   local existing = redis.call('GET', KEY.claim)
   if existing then return {'dup', existing} end

@@ -64,4 +64,13 @@ describe('add-schedule', () => {
     expect(await add('s5', 0)).toEqual({ kind: 'ok' });
     expect(await redis.zcard(index)).toBe(3);
   });
+
+  it('run again (a call Redis runs twice), answers ok at the cap its first run reached', async () => {
+    const count = await redis.zcard(index);
+    expect(await add('s9', count + 1)).toEqual({ kind: 'ok' });
+    expect(await add('s9', count + 1)).toEqual({ kind: 'ok' });
+    expect(await redis.zcard(index)).toBe(count + 1);
+    // Another schedule at the cap is still refused.
+    expect(await add('s8', count + 1)).toEqual({ kind: 'full', count: count + 1 });
+  });
 });
