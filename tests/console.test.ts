@@ -272,6 +272,23 @@ describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
     }
   });
 
+  it('keeps every unfinished task of the list current, past the streams a page keeps open', async () => {
+    // Six unfinished rows: four followed over their event streams (a browser's six connections a
+    // host), the rest polled at the interval their handles ask. All six finish on screen.
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      ids.push(await submit({ type: 'sleep', input: { ms: 3000 }, tags: ['live-many'] }));
+    }
+    await page.goto(`${api.url}/console/#/?tag=live-many`);
+    await page.locator('tr[data-task-id]').nth(5).waitFor();
+    await page.evaluate(() => (window.marker = 2));
+    for (const id of ids) {
+      await page.locator(`tr[data-task-id="${id}"] .s-completed`).waitFor({ timeout: 20_000 });
+    }
+    expect(await page.evaluate(() => window.marker)).toBe(2);
+    expect(await page.getByText('not followed live').count()).toBe(0);
+  });
+
   it("shows a durable task's steps and child tasks, each child a link to its page", async () => {
     const id = await submit({ type: 'durable', input: { steps: 2, children: 2 } });
     await waitFor(async () => (await statusOf(id)) === 'completed', { timeoutMs: 30_000 });

@@ -105,6 +105,25 @@ export async function follow(id, onEvent, signal, from) {
   }
 }
 
+/**
+ * Polls a task's handle (`GET /v1/jobs/{id}`) at the interval its last handle asks
+ * (`pollIntervalMs`), calling `onHandle(handle)` with each, until it is finished or `signal`
+ * aborts: for tasks beyond the streams a page keeps open. A refusal ends it, as `follow`'s does.
+ */
+export async function poll(task, onHandle, signal) {
+  let handle = task;
+  while (!signal.aborted && !TERMINAL.has(handle.status)) {
+    await pause(Math.max(500, handle.pollIntervalMs ?? 2000), signal);
+    if (signal.aborted) return;
+    try {
+      handle = await api('GET', `/v1/jobs/${encodeURIComponent(task.taskId)}`);
+      onHandle(handle);
+    } catch (error) {
+      if (error instanceof ApiError && error.status < 500 && error.status !== 429) throw error;
+    }
+  }
+}
+
 function parseEvent(block) {
   let id;
   const data = [];

@@ -1,9 +1,13 @@
 // The tasks list: filters (status, type, tag, schedule) kept in the address (#/?status=…),
-// pages by the API's cursor, and the unfinished tasks on screen followed live (SSE).
-import { api, follow } from './api.js';
+// pages by the API's cursor, and the unfinished tasks on screen kept current: the first ones
+// followed live (SSE), the rest polled at the interval their handles ask.
+import { api, follow, poll } from './api.js';
 import { announce, badge, fill, h, STATUSES, TERMINAL, time } from './dom.js';
 
-/** Streams one page keeps open: a browser gives a host six connections, the rest stay free. */
+/**
+ * Streams one page keeps open: a browser gives a host six connections, the rest stay free (for
+ * the polls of the other unfinished rows, and the user's own requests).
+ */
 const MAX_LIVE = 4;
 const FILTERS = [
   ['status', 'Status'],
@@ -54,19 +58,12 @@ export async function renderList(main, params, signal) {
     pager(params, page.nextCursor),
   );
   const unfinished = page.tasks.filter((t) => !TERMINAL.has(t.status));
-  for (const task of unfinished.slice(0, MAX_LIVE)) {
+  unfinished.forEach((task, i) => {
     const shown = rows.get(task.taskId);
-    follow(task.taskId, (handle) => shown.update(handle), signal).catch(() => undefined);
-  }
-  if (unfinished.length > MAX_LIVE) {
-    body.append(
-      h(
-        'p',
-        { class: 'muted' },
-        `${unfinished.length - MAX_LIVE} more unfinished tasks are not followed live; open one or reload to update.`,
-      ),
-    );
-  }
+    const keep =
+      i < MAX_LIVE ? follow(task.taskId, shown.update, signal) : poll(task, shown.update, signal);
+    keep.catch(() => undefined);
+  });
   return heading;
 }
 
