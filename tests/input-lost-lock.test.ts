@@ -2,10 +2,8 @@ import { z } from 'zod';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createCatalog, defineJobType } from '@longrun/core';
-import { createRedis, TaskQueue, TaskStore, TaskWorker } from '@longrun/engine/internal';
 import { waitFor } from './helpers/http.js';
-import { newRecord } from './helpers/records.js';
-import { uniquePrefix } from './helpers/service.js';
+import { startInProcessWorker } from './helpers/in-process-worker.js';
 
 // A run can lose its job while it works: under load its lock expires before it is renewed, and
 // BullMQ's stalled check gives the job to another run (decision 18). When such a run then asks
@@ -59,41 +57,10 @@ const catalog = createCatalog([
   }),
 ]);
 
-async function setup(type = 'asker') {
-  const prefix = uniquePrefix();
-  const url = inject('redisUrl');
-  const producer = createRedis(url, 'producer');
-  const connection = createRedis(url, 'worker');
-  const subscriber = createRedis(url, 'subscriber');
-  cleanup.push(async () => {
-    producer.disconnect();
-    connection.disconnect();
-    subscriber.disconnect();
-  });
-  for (const conn of [producer, connection, subscriber]) {
-    conn.on('error', () => undefined);
-    if (conn.status !== 'ready') await new Promise((resolve) => conn.once('ready', resolve));
-  }
-  const tasks = new TaskQueue({ connection: producer, prefix, types: catalog });
-  const store = new TaskStore(producer, prefix, 3_600_000);
-  cleanup.push(() => tasks.close());
-  const quiet = { info() {}, warn() {}, error() {} };
-  const worker = new TaskWorker({
-    connection,
-    subscriber,
-    prefix,
-    maxTtlMs: 3_600_000,
-    catalog,
-    concurrency: 2,
-    logger: quiet,
-  });
-  cleanup.push(() => worker.close(true));
-  await tasks.whenReady();
-  await worker.start();
-  const record = newRecord({ type, ttlMs: 600_000 });
-  await store.create(record);
-  await tasks.enqueue(record, catalog.get(type)!);
-  return { tasks, store, id: record.id };
+async function setup(type: string) {
+  const w = await startInProcessWorker(catalog);
+  cleanup.push(() => w.close());
+  return { tasks: w.tasks, store: w.store, id: await w.submit(type) };
 }
 
 /** Runs `type`'s handler to its gate, gives its job to "another run", then lets it go on. */

@@ -9,17 +9,11 @@ import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createCatalog, defineJobType, FIELD } from '@longrun/core';
-import { createRedis, TaskQueue, TaskStore, TaskWorker } from '@longrun/engine/internal';
 import { cutRelay } from './helpers/cut-relay.js';
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
-import { newRecord } from './helpers/records.js';
-import {
-  startInProcessApi,
-  startWorker,
-  uniquePrefix,
-  type InProcessApi,
-} from './helpers/service.js';
+import { startInProcessWorker } from './helpers/in-process-worker.js';
+import { startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
 
 const redisUrl = inject('redisUrl');
 const direct = new Redis(redisUrl);
@@ -115,19 +109,6 @@ describe('a worker’s completion sent again after a reconnect', () => {
   it('is told completed, not refused: its run counts as completed', async () => {
     const relay = await cutRelay(redisUrl);
     cleanup.push(() => relay.close());
-    const prefix = uniquePrefix();
-    const producer = createRedis(redisUrl, 'producer');
-    const connection = createRedis(relay.url, 'worker');
-    const subscriber = createRedis(redisUrl, 'subscriber');
-    cleanup.push(async () => {
-      producer.disconnect();
-      connection.disconnect();
-      subscriber.disconnect();
-    });
-    for (const conn of [producer, connection, subscriber]) {
-      conn.on('error', () => undefined);
-      if (conn.status !== 'ready') await new Promise((r) => conn.once('ready', r));
-    }
     const catalog = createCatalog([
       defineJobType({
         name: 'marker',
@@ -135,29 +116,15 @@ describe('a worker’s completion sent again after a reconnect', () => {
         handler: async ({ marker }) => ({ done: `${marker}-done` }),
       }),
     ]);
-    const tasks = new TaskQueue({ connection: producer, prefix, types: catalog });
-    const store = new TaskStore(producer, prefix, 3_600_000);
-    cleanup.push(() => tasks.close());
     const outcomes: string[] = [];
-    const worker = new TaskWorker({
-      connection,
-      subscriber,
-      prefix,
-      maxTtlMs: 3_600_000,
-      catalog,
+    const w = await startInProcessWorker(catalog, {
+      workerUrl: relay.url,
       concurrency: 1,
-      logger: { info() {}, warn() {}, error() {} },
       onRun: (_type, outcome) => outcomes.push(outcome),
     });
-    cleanup.push(() => worker.close(true));
-    await tasks.whenReady();
-    await worker.start();
-    const submit = async (marker: string) => {
-      const record = newRecord({ type: 'marker', input: { marker }, ttlMs: 600_000 });
-      await store.create(record);
-      await tasks.enqueue(record, catalog.get('marker')!);
-      return record.id;
-    };
+    cleanup.push(() => w.close());
+    const { store } = w;
+    const submit = (marker: string) => w.submit('marker', { marker });
     // A first task loads the completion script (the cut one then runs it, not NOSCRIPT).
     const first = await submit('first');
     await waitFor(async () => (await store.get(first))?.status === 'completed' || undefined, {
