@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
  */
 export interface HoldRule {
   match: string;
+  /** Further strings the request must contain too (all of them). */
+  also?: string[];
   inclusive: boolean;
   replies: boolean;
 }
@@ -61,7 +63,7 @@ export async function startRelay(target: { host: string; port: number }): Promis
         held++;
         return;
       }
-      if (rule && chunk.includes(rule.match)) {
+      if (rule && chunk.includes(rule.match) && (rule.also ?? []).every((s) => chunk.includes(s))) {
         const { inclusive, replies } = rule;
         rule = undefined;
         pair.holding = true;

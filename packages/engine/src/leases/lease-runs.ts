@@ -223,8 +223,16 @@ export class LeaseRuns {
     const data = (job.data ?? {}) as TaskJobData;
     const record = data.expiresAt === undefined ? await shard.store.get(id) : null;
     const expiresAt = data.expiresAt ?? (record ? record.createdAt + record.ttlMs : undefined);
-    // Park first, then say so: once the record reads input_required the job is promotable.
-    await job.moveToDelayed((expiresAt ?? Date.now() + 86_400_000) + 1000, ref.token);
+    // Park first, then say so: once the record reads input_required the job is promotable. A
+    // park refused since `open` checked the lock ("Lock mismatch": another run holds the job; or
+    // the job removed by a cancel) ends the lease as one found lapsed, writing nothing; with
+    // Redis away, so does `lapsed`'s read, as a 503 (tests/lease-lost-lock.test.ts).
+    const until = (expiresAt ?? Date.now() + 86_400_000) + 1000;
+    const moved = await job.moveToDelayed(until, ref.token).then(
+      () => true,
+      () => false,
+    );
+    if (!moved) return lapsed(shard, id);
     const parked = await shard.store.transition(id, 'park', {
       statusMessage: request.message,
       awaitingInput: true,
