@@ -72,6 +72,13 @@ export const PROBLEM_TYPES = {
       'The waitpoint (`POST /v1/waitpoints/{id}`) was completed before: its task received that data, and a waitpoint is completed once.',
     todo: 'Nothing to do: the first completion counts. Retrying does not help.',
   },
+  'waitpoint-timed-out': {
+    title: 'Waitpoint timed out',
+    status: [409],
+    means:
+      "The waitpoint's `timeoutMs` passed before it was completed: its task took the timeout (its `ctx.waitFor` threw `waitpoint-timeout`, or will when it runs next), and a waitpoint has one outcome, so this data is not delivered.",
+    todo: 'Nothing to post: read the task (`GET /v1/jobs/{id}`) to see how it went on. Retrying does not help.',
+  },
   'not-terminal': {
     title: 'Task not finished',
     status: [409],

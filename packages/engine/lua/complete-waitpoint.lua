@@ -3,6 +3,9 @@
   data as the step `<name>:data` of the task (the handler's `ctx.waitFor` returns it), once, as
   one event (includes/write-event). `wake` says the task's job is parked on this waitpoint: the
   caller promotes it (if the handler parks after this, its own park sees the data and wakes).
+  A waitpoint has one outcome (issue 40): once its `expiresAt` has passed (by `now`), or its run
+  recorded the timeout (time-out-waitpoint.lua, by the worker's clock), it is `timedOut`,
+  whether or not the handler has run since.
 
   Input:
     KEYS[1] task          the record
@@ -21,6 +24,7 @@
     {'absent'}            no such task or waitpoint, or not the tenant's
     {'completed'}         completed before
     {'refused', status}   the task is finished
+    {'timedOut'}          the waitpoint timed out: its timeout is the outcome
 ]]
 --- @include "includes/task-owned"
 --- @include "includes/write-event"
@@ -34,6 +38,11 @@ if redis.call('HEXISTS', KEY.task, field) == 1 then return {'completed'} end
 local cur = read_event(KEY.task, {F.steps, F.wait})
 local status = cur[1]
 if not LIFECYCLE.waitpoint.from[status] then return {'refused', status} end
+if redis.call('HEXISTS', KEY.task, 'st:' .. ARG.name .. ':timeout') == 1 then return {'timedOut'} end
+local decoded, made = pcall(cjson.decode, redis.call('HGET', KEY.task, 'st:' .. ARG.name))
+if decoded and type(made) == 'table' and tonumber(made.expiresAt) and tonumber(ARG.now) >= tonumber(made.expiresAt) then
+  return {'timedOut'}
+end
 local entry = cjson.encode({name = ARG.name .. ':data', status = 'completed', endedAt = tonumber(ARG.now)})
 local steps = cur[7] or '[]'
 if steps == '[]' then steps = '[' .. entry .. ']' else steps = string.sub(steps, 1, -2) .. ',' .. entry .. ']' end

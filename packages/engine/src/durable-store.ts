@@ -1,11 +1,14 @@
 import type { Redis } from 'ioredis';
 import {
   completeWaitpoint,
+  keepTask,
   noteChildDone,
   recordStep,
+  timeOutWaitpoint,
   type ChildNote,
   type StepOutcome,
   type WaitpointOutcome,
+  type WaitpointTimeout,
 } from './commands/index.js';
 import type { TaskKeys } from './keys.js';
 
@@ -77,6 +80,25 @@ export class DurableStore {
         message,
         op,
       },
+    });
+  }
+
+  /**
+   * Records that waitpoint `name` (`$waitpoint:<n>`) timed out, as its one outcome (issue 40),
+   * unless its data came first (`completed`, with the data).
+   */
+  timeOutWaitpoint(id: string, name: string, message: string): Promise<WaitpointTimeout> {
+    return timeOutWaitpoint.run(this.redis, {
+      keys: { task: this.keys.task(id), outbox: this.keys.outbox },
+      args: { channel: this.keys.eventsChannel, id, name, now: Date.now(), message },
+    });
+  }
+
+  /** Keeps the task's record until `keepUntil` (ms) at least: its expiry only moves later. */
+  keep(id: string, keepUntil: number): Promise<'ok' | 'missing'> {
+    return keepTask.run(this.redis, {
+      keys: { task: this.keys.task(id) },
+      args: { keepUntil: Math.ceil(keepUntil), now: Date.now() },
     });
   }
 

@@ -19,6 +19,13 @@ const schema = z
     LONGRUN_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).optional(),
     LONGRUN_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(3),
     LONGRUN_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+    /** How long a durable task that ended `expired` (its retention passed as it waited) stays readable. */
+    LONGRUN_EXPIRED_GRACE_MS: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .max(7 * 86_400_000)
+      .default(600_000),
     /**
      * A first run is marked `running` once its handler has run this long (ms); shorter runs go
      * from queued to their outcome in one script. 0: check and mark every run before it starts.
@@ -116,6 +123,7 @@ export function workerOptionsFromEnv(
     typeConcurrency: Object.fromEntries(c.LONGRUN_TYPE_CONCURRENCY),
     lockDurationMs: c.LONGRUN_LOCK_DURATION_MS,
     stalledIntervalMs: c.LONGRUN_STALLED_INTERVAL_MS,
+    expiredGraceMs: c.LONGRUN_EXPIRED_GRACE_MS,
     maxStalledCount: c.LONGRUN_MAX_STALLED_COUNT,
     runningMarkMs: c.LONGRUN_RUNNING_MARK_MS,
     maxResultBytes: c.LONGRUN_MAX_RESULT_BYTES,

@@ -55,6 +55,11 @@ export interface WorkerOptions {
   typeConcurrency?: Readonly<Record<string, number>> | undefined;
   lockDurationMs?: number | undefined;
   stalledIntervalMs?: number | undefined;
+  /**
+   * How long a durable task that reached the end of its retention while it waited stays readable
+   * once it ended `failed` with `error.code: "expired"` (`LONGRUN_EXPIRED_GRACE_MS`; default 10 min).
+   */
+  expiredGraceMs?: number | undefined;
   /** Stalls (lost locks) before a job is failed as lost (default 3). */
   maxStalledCount?: number | undefined;
   /** See the README's `LONGRUN_RUNNING_MARK_MS` (default 100). */
@@ -115,6 +120,7 @@ const settingsSchema = z.object({
     .optional(),
   lockDurationMs: int(500, 86_400_000).optional(),
   stalledIntervalMs: int(500, 86_400_000).optional(),
+  expiredGraceMs: int(1000, 7 * 86_400_000).optional(),
   maxStalledCount: int(0, 100).optional(),
   runningMarkMs: int(0, 3_600_000).optional(),
   shutdownGraceMs: int(0, 86_400_000).optional(),

@@ -69,6 +69,7 @@ export class ServedShard {
       slots: deps.slots,
       lockDurationMs: opts.lockDurationMs,
       stalledIntervalMs: opts.stalledIntervalMs,
+      expiredGraceMs: opts.expiredGraceMs,
       maxStalledCount: opts.maxStalledCount,
       runningMarkMs: opts.runningMarkMs,
       maxResultBytes: opts.maxResultBytes,

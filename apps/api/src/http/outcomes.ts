@@ -84,6 +84,15 @@ export function waitpointProblem(
       1,
     );
   }
+  if (outcome.kind === 'timedOut') {
+    return new Problem({
+      status: 409,
+      title: 'Waitpoint timed out',
+      detail:
+        'This waitpoint timed out before data came: its task went on without it, and a waitpoint has one outcome',
+      code: 'waitpoint-timed-out',
+    });
+  }
   return new Problem({
     status: 409,
     title: 'Waitpoint already completed',

@@ -36,7 +36,9 @@ export const completeWaitpoint: Operation = {
     '200': jsonResponse('Completed; the task resumes.', 'CompleteWaitpointResult'),
     ...BAD_REQUEST,
     '404': problem("No such waitpoint for your key (another tenant's looks the same)."),
-    '409': problem('The waitpoint was completed before, or its task has finished.'),
+    '409': problem(
+      'The waitpoint was completed before (`waitpoint-completed`), timed out (`waitpoint-timed-out`), or its task has finished (`terminal`).',
+    ),
     ...COMMON,
     ...BODY,
   },

@@ -77,4 +77,27 @@ describe('complete-waitpoint', () => {
       current: 'completed',
     });
   });
+
+  it('answers timedOut once the waitpoint expired, or its run recorded the timeout (issue 40)', async () => {
+    const past = await task({ 'st:$waitpoint:1': JSON.stringify({ expiresAt: Date.now() - 1 }) });
+    expect(await durable.completeWaitpoint('t', past, '$waitpoint:1', 1, 'm')).toEqual({
+      kind: 'timedOut',
+    });
+    expect(await redis.hexists(keys.task(past), 'st:$waitpoint:1:data')).toBe(0);
+    // The worker's clock passed it first: its recorded timeout wins over this clock.
+    const recorded = await task({
+      'st:$waitpoint:1': JSON.stringify({ expiresAt: Date.now() + 60_000 }),
+      'st:$waitpoint:1:timeout': '1',
+    });
+    expect(await durable.completeWaitpoint('t', recorded, '$waitpoint:1', 1, 'm')).toEqual({
+      kind: 'timedOut',
+    });
+    // Not yet expired: completed as usual.
+    const future = await task({
+      'st:$waitpoint:1': JSON.stringify({ expiresAt: Date.now() + 60_000 }),
+    });
+    expect(await durable.completeWaitpoint('t', future, '$waitpoint:1', 1, 'm')).toMatchObject({
+      kind: 'ok',
+    });
+  });
 });

@@ -5,6 +5,7 @@ export type WaitpointOutcome =
   | { kind: 'ok'; wake: boolean }
   | { kind: 'absent' }
   | { kind: 'completed' }
+  | { kind: 'timedOut' }
   | { kind: 'refused'; current: TaskStatus };
 
 /** `lua/complete-waitpoint.lua`: stores a waitpoint's data once; says whether to wake the job. */
@@ -14,7 +15,7 @@ export const completeWaitpoint = defineScript({
   args: ['tenant', 'channel', 'id', 'name', 'data', 'now', 'message', 'op'],
   decode: ([code, value]): WaitpointOutcome => {
     if (code === 'ok') return { kind: 'ok', wake: value === '1' };
-    if (code === 'absent' || code === 'completed') return { kind: code };
+    if (code === 'absent' || code === 'completed' || code === 'timedOut') return { kind: code };
     if (code === 'refused') return { kind: 'refused', current: value as TaskStatus };
     throw new Error(`unexpected reply to a waitpoint completion: ${code}`);
   },

@@ -26,3 +26,6 @@ export { drainTaskMessages, type DrainReply } from './drain-task-messages.js';
 export { recordStep, type StepOutcome } from './record-step.js';
 export { completeWaitpoint, type WaitpointOutcome } from './complete-waitpoint.js';
 export { noteChildDone, type ChildNote } from './note-child-done.js';
+// Durable tasks keep their promises (issue 40).
+export { timeOutWaitpoint, type WaitpointTimeout } from './time-out-waitpoint.js';
+export { keepTask } from './keep-task.js';

@@ -18,6 +18,7 @@ import type { TickOutcome } from './outcomes.js';
 export type CompleteWaitpointOutcome =
   | { kind: 'completed'; taskId: string }
   | { kind: 'alreadyCompleted' }
+  | { kind: 'timedOut' }
   | { kind: 'taskFinished'; status: TaskStatus }
   | NotFound
   | Invalid;
@@ -70,6 +71,7 @@ export class DurableTasks implements DurableHost {
     );
     if (done.kind === 'absent') return notFound;
     if (done.kind === 'completed') return { kind: 'alreadyCompleted' };
+    if (done.kind === 'timedOut') return { kind: 'timedOut' };
     if (done.kind === 'refused') return { kind: 'taskFinished', status: done.current };
     if (done.wake) await this.promote(shard, taskId);
     return { kind: 'completed', taskId };

@@ -8,11 +8,21 @@ import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { ContextRun } from './job-context.js';
 import { parkJob } from './park-job.js';
-import { RunParked } from './run-control.js';
+import { parkRun, RunParked } from './run-control.js';
 import { NO_STEPS } from './take-task.js';
 
 /** A parent waiting on children runs again this often at least (a wake-up lost in a crash). */
 export const CHILD_RECHECK_MS = 60_000;
+
+/**
+ * A wait bounded by the task's expiry wakes this long before it (the reconciler reads a job
+ * delayed to the expiry or later as parked for input); a run that starts from then on ends the
+ * task `expired` (`TaskRun.execute`, issue 40).
+ */
+export const EXPIRY_WAKE_MS = 1;
+
+/** How long a task that ended `expired` stays readable by default (issue 40): 10 minutes. */
+export const DEFAULT_EXPIRED_GRACE_MS = 600_000;
 
 /** Codes of durable errors that fail the task at once, whatever attempts are left. */
 export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
@@ -29,6 +39,12 @@ export interface DurableRun extends ContextRun {
   readonly durable: DurableStore;
   readonly host: DurableHost | undefined;
   readonly maxResultBytes: number;
+  /**
+   * How long a task that ends `expired` stays readable (`LONGRUN_EXPIRED_GRACE_MS`): a wait that
+   * may last to the task's expiry keeps its record that much longer, so that the run woken there
+   * finds it and ends it (issue 40).
+   */
+  readonly expiredGraceMs: number;
 }
 
 type DurableCalls = Pick<
@@ -123,18 +139,25 @@ export function durableCalls(run: DurableRun): DurableCalls {
   /** Ends the run: the job waits in BullMQ's delayed set until `until` (or a wake-up). */
   async function park(until: number): Promise<never> {
     await moveToDelayed(until);
-    throw new RunParked();
+    throw parkRun(run.control, new RunParked());
   }
 
   /** Moves the job to BullMQ's delayed set; `false` when the run lost it (`parkJob`). */
   const moveToDelayed = (until: number): Promise<boolean> => parkJob(run, until);
 
-  /** Says what the task waits for, once parked; wakes its own job if that came already. */
+  /**
+   * Says what the task waits for, once parked; wakes its own job if that came already. A wait
+   * that may last to the task's expiry wakes there and keeps the record past it, so the run
+   * woken then ends the task `expired` instead of finding it gone (`TaskRun.execute`).
+   */
   async function parkOn(until: number, write: Pick<StepWrite, 'wait' | 'message'>) {
-    if (!(await moveToDelayed(until))) throw new RunParked();
+    if (until >= run.task.expiresAt - EXPIRY_WAKE_MS) {
+      await run.durable.keep(id, run.task.expiresAt + run.expiredGraceMs);
+    }
+    if (!(await moveToDelayed(until))) throw parkRun(run.control, new RunParked());
     const outcome = await run.durable.recordStep(id, { name: '', value: '', ...write });
     if (outcome.kind === 'ok' && outcome.ready) await run.job.promote().catch(() => undefined);
-    throw new RunParked();
+    throw parkRun(run.control, new RunParked());
   }
 
   async function sleepUntil(date: Date | number): Promise<void> {
@@ -187,7 +210,7 @@ export function durableCalls(run: DurableRun): DurableCalls {
         check = await run.durable.recordStep(id, { name: '', value: '', wait: 'children' });
       }
       if (!(check.kind === 'ok' && check.ready)) {
-        await parkOn(Math.min(run.task.expiresAt - 1, Date.now() + CHILD_RECHECK_MS), {
+        await parkOn(Math.min(run.task.expiresAt - EXPIRY_WAKE_MS, Date.now() + CHILD_RECHECK_MS), {
           wait: 'children',
         });
       }
@@ -251,13 +274,32 @@ export function durableCalls(run: DurableRun): DurableCalls {
         if (!wp.id.startsWith(`${id}.`) || !run.task.steps.has(name)) {
           throw new DurableTaskError('waitpoint-unknown', `Not a waitpoint of this task: ${wp.id}`);
         }
+        // One outcome, ever (issue 40): the data, or the timeout recorded like a step.
         const data = run.task.steps.get(`${name}:data`);
         if (data !== undefined) return JSON.parse(data) as unknown;
+        const timedOut = () =>
+          new DurableTaskError('waitpoint-timeout', `Waitpoint ${wp.id} timed out`);
+        if (run.task.steps.has(`${name}:timeout`)) throw timedOut();
         if (Date.now() >= wp.expiresAt) {
-          throw new DurableTaskError('waitpoint-timeout', `Waitpoint ${wp.id} timed out`);
+          const outcome = await run.durable.timeOutWaitpoint(
+            id,
+            name,
+            `waitpoint ${wp.id} timed out`,
+          );
+          if (outcome.kind === 'completed') return JSON.parse(outcome.data) as unknown;
+          if (outcome.kind !== 'ok') {
+            run.stopIfGone(
+              outcome.kind === 'missing'
+                ? { ok: false, reason: 'missing' }
+                : { ok: false, reason: 'refused', current: outcome.current },
+            );
+            throw run.control.stoppedBy ?? new Error(`task is ${outcome.kind}`);
+          }
+          throw timedOut();
         }
-        // Before the task's expiry: a job delayed to it reads as parked for input (reconciler).
-        return parkOn(Math.min(wp.expiresAt, run.task.expiresAt - 1), {
+        // A waitpoint without a timeout waits to the task's expiry: the run woken there ends
+        // the task `expired` (TaskRun.execute).
+        return parkOn(Math.min(wp.expiresAt, run.task.expiresAt - EXPIRY_WAKE_MS), {
           wait: `wp:${name}`,
           message: `waiting for waitpoint ${wp.id}`,
         });

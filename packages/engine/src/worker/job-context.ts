@@ -5,7 +5,7 @@ import type { TaskStore, TransitionOutcome } from '../task-store.js';
 import type { FaultHooks } from '../fault-hooks.js';
 import type { RunTask } from './job-data.js';
 import { lazyDurableCalls, type durableCalls, type DurableRun } from './durable-context.js';
-import { InputParked, type RunControl } from './run-control.js';
+import { InputParked, parkRun, type RunControl } from './run-control.js';
 import { parkJob } from './park-job.js';
 
 /** What a handler's context needs of the run it belongs to. */
@@ -50,20 +50,24 @@ export function createJobContext(run: DurableRun): JobContext {
       );
     },
     async requestInput({ message, schema }) {
+      // A stopped run (cancelled, or parked already: a caught park) asks nothing more.
+      if (run.control.aborted) throw run.control.stoppedBy;
       run.stopMark();
       const index = asked++;
       await readAnswers(run);
       if (index < run.task.inputs.length) return schema.parse(run.task.inputs[index]);
       // Park first, then say so: once the record reads input_required the job is promotable. A
       // run that lost its job meanwhile writes nothing: the task is another run's now.
-      if (!(await parkJob(run, run.task.expiresAt + 1000))) throw new InputParked();
+      if (!(await parkJob(run, run.task.expiresAt + 1000))) {
+        throw parkRun(run.control, new InputParked());
+      }
       run.faults?.afterPark?.();
       await run.store.transition(run.task.id, 'park', {
         statusMessage: message,
         awaitingInput: true,
         inputRequest: { message, schema: z.toJSONSchema(schema) as Record<string, unknown> },
       });
-      throw new InputParked();
+      throw parkRun(run.control, new InputParked());
     },
   };
   // Assigned, not spread: `signal` is a getter (an AbortController only when a handler reads it).

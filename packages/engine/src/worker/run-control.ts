@@ -93,6 +93,9 @@ export class RunTimedOut extends Error {
 /** Thrown by `ctx.requestInput` to park a job; the processor turns it into BullMQ's DelayedError. */
 export class InputParked extends Error {
   override name = 'InputParked';
+  constructor() {
+    super('The run parked waiting for input: it resumes once the task is answered');
+  }
 }
 
 /**
@@ -101,4 +104,25 @@ export class InputParked extends Error {
  */
 export class RunParked extends Error {
   override name = 'RunParked';
+  constructor() {
+    super('The run parked on a durable wait: it resumes when the wait ends');
+  }
+}
+
+/**
+ * Ends the run as parked (issue 40): its job is in BullMQ's delayed set, so nothing the handler
+ * does from here may count. The park is the run's stop (`RunControl.stoppedBy`, its signal aborts
+ * with it), so a handler whose own `try/catch` swallows the signal is stopped at its next durable
+ * call or progress (each throws it again), and whatever it returns or throws afterwards ends the
+ * run as parked, not as completed or failed. Returns the signal to throw.
+ */
+export function parkRun<T extends RunParked | InputParked>(control: RunControl, parked: T): T {
+  control.abort(parked);
+  return parked;
+}
+
+/** The park that stopped the run, if one did (`parkRun`). */
+export function parkedBy(control: RunControl): RunParked | InputParked | undefined {
+  const stopped = control.stoppedBy;
+  return stopped instanceof RunParked || stopped instanceof InputParked ? stopped : undefined;
 }

@@ -2,7 +2,12 @@ import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { DurableTaskError, isTerminal, type JobCatalog } from '@longrun/core';
 import type { DurableStore } from '../durable-store.js';
-import { FATAL_DURABLE_CODES, type DurableRun } from './durable-context.js';
+import {
+  DEFAULT_EXPIRED_GRACE_MS,
+  EXPIRY_WAKE_MS,
+  FATAL_DURABLE_CODES,
+  type DurableRun,
+} from './durable-context.js';
 import type { DurableHost } from './durable-host.js';
 import type { CompletionBatch, CompletionSink } from '../completion-batch.js';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
@@ -12,7 +17,7 @@ import type { RunOutcome, RunTask } from './job-data.js';
 import type { MarkClock } from './mark-clock.js';
 import { checkResult } from './result-check.js';
 import { recordRunFailure } from './run-failure.js';
-import { InputParked, RunControl, RunParked, RunTimedOut } from './run-control.js';
+import { InputParked, parkedBy, RunControl, RunParked, RunTimedOut } from './run-control.js';
 
 /** What every run of a worker shares. */
 export interface RunDeps {
@@ -29,6 +34,8 @@ export interface RunDeps {
   maxResultBytes: number;
   /** The workers' BullMQ `lockDuration`: a failed run checks that it still holds its job. */
   lockDurationMs: number;
+  /** How long a task that ends `expired` stays readable (`LONGRUN_EXPIRED_GRACE_MS`; 10 min). */
+  expiredGraceMs?: number | undefined;
   onActiveChange?: ((delta: 1 | -1) => void) | undefined;
   logWarn(obj: object, msg: string): void;
   /** Test seam (`FaultHooks.afterPark`): none in production. */
@@ -94,6 +101,10 @@ export class TaskRun implements DurableRun, CompletionSink {
     return this.deps.faults;
   }
 
+  get expiredGraceMs(): number {
+    return this.deps.expiredGraceMs ?? DEFAULT_EXPIRED_GRACE_MS;
+  }
+
   async execute(): Promise<RunEnd> {
     const definition = this.deps.catalog.get(this.task.type);
     if (!definition) {
@@ -103,6 +114,9 @@ export class TaskRun implements DurableRun, CompletionSink {
         thrown: new UnrecoverableError(`unknown job type ${this.task.type}`),
       };
     }
+    // A run that starts at the end of its task's retention (a durable wait kept the record past
+    // it to end it here) fails the task `expired`, announced, instead of letting it vanish.
+    if (Date.now() >= this.task.expiresAt - EXPIRY_WAKE_MS) return this.expire();
     const parsed = definition.input.safeParse(this.task.input);
     if (!parsed.success) {
       // The API checked the input against the registry's validating version; a worker of an
@@ -132,6 +146,15 @@ export class TaskRun implements DurableRun, CompletionSink {
       return this.threw(error);
     } finally {
       this.deps.onActiveChange?.(-1);
+    }
+    // A handler that caught its park and returned: the job waits already, its result is dropped.
+    const parked = parkedBy(this.control);
+    if (parked) {
+      this.deps.logWarn(
+        { taskId: this.task.id },
+        'the handler returned after its run parked (a try/catch caught the park): its result is dropped',
+      );
+      return this.threw(parked);
     }
     if (this.control.aborted) return { outcome: 'cancelled' };
     const checked = checkResult(result, this.deps.maxResultBytes);
@@ -209,6 +232,16 @@ export class TaskRun implements DurableRun, CompletionSink {
 
   /** The handler threw: park, retry or fail, as the error and the attempts left say. */
   private async threw(error: unknown): Promise<RunEnd> {
+    // Parked first, whatever came after (a handler's catch, a timeout while it ran on): the
+    // job is in the delayed set and the run ends as parked (issue 40).
+    const parked = parkedBy(this.control);
+    if (parked && parked !== error) {
+      this.deps.logWarn(
+        { taskId: this.task.id, err: error },
+        'the handler went on after its run parked (a try/catch caught the park): what it did next is dropped',
+      );
+      error = parked;
+    }
     if (error instanceof InputParked)
       return { outcome: 'input_required', thrown: new DelayedError() };
     if (error instanceof RunParked) return { outcome: 'waiting', thrown: new DelayedError() };
@@ -248,6 +281,14 @@ export class TaskRun implements DurableRun, CompletionSink {
     } catch {
       return true;
     }
+  }
+
+  /** The task's retention ended before it finished: it fails `expired`, readable a while more. */
+  private async expire(): Promise<RunEnd> {
+    const message = `The task reached the end of its retention (ttlMs) at ${new Date(this.task.expiresAt).toISOString()} before it finished`;
+    await this.fail(message, 'expired');
+    await this.durable.keep(this.task.id, Date.now() + this.expiredGraceMs);
+    return { outcome: 'failed', thrown: new UnrecoverableError(message) };
   }
 
   private async fail(message: string, code?: string): Promise<void> {

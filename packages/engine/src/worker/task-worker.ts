@@ -30,16 +30,15 @@ export interface TaskWorkerOptions {
   channelPrefix?: string | undefined;
   maxTtlMs: number;
   catalog: JobCatalog;
-  /** Run only these job types (their queues); default: every type in the catalog. */
-  types?: readonly string[] | undefined;
+  types?: readonly string[] | undefined; // only these job types' queues (default: the catalog's)
   concurrency: number;
   /**
-   * The process's run slots, shared by every TaskWorker of the process (one per shard): BullMQ's
-   * `concurrency` is per queue, and each type has a queue of its own, so this holds a process to
-   * its concurrency over all of them. Default: a set of `concurrency` for this TaskWorker alone.
+   * The process's run slots, shared by its TaskWorkers (one per shard), since BullMQ's
+   * `concurrency` is per queue, a queue per type. Default: a set of `concurrency` of its own.
    */
   slots?: RunSlots | undefined;
   lockDurationMs?: number | undefined;
+  expiredGraceMs?: number | undefined; // a task that ended `expired` stays readable (10 min)
   stalledIntervalMs?: number | undefined;
   maxStalledCount?: number | undefined;
   logger: TaskWorkerLogger;
@@ -108,6 +107,7 @@ export class TaskWorker {
       marks: new MarkClock(this.runningMarkMs),
       maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
       lockDurationMs: opts.lockDurationMs ?? 30_000,
+      expiredGraceMs: opts.expiredGraceMs,
       onActiveChange: opts.onActiveChange,
       logWarn: (obj, msg) => opts.logger.warn(obj, msg),
       faults: opts.faults,
