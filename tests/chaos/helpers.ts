@@ -541,6 +541,11 @@ function shardOf(prefix: string, id: string): string {
   return shardPrefix(prefix, shardOfTaskId(id));
 }
 
+/** The key of task `id`'s record under `prefix` (on its shard). */
+export function recordKey(prefix: string, id: string): string {
+  return `${shardOf(prefix, id)}:task:${id}`;
+}
+
 /** Every shard's prefix, as many as the suite runs with (`LONGRUN_SHARDS`, default 1). */
 function suiteShards(prefix: string): string[] {
   const count = Number(process.env.LONGRUN_SHARDS ?? 1);
