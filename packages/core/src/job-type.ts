@@ -33,7 +33,11 @@ export interface JobContext {
    * `undefined` in an array) fails the task with `step-result-not-json`.
    */
   step<T>(name: string, fn: () => Promise<T> | T): Promise<Jsonified<T>>;
-  /** Ends the run and resumes the handler after `ms`, holding no worker slot meanwhile. */
+  /**
+   * Ends the run and resumes the handler after `ms`, holding no worker slot meanwhile. A sleep of
+   * 0 or less ends at once; one past the task's expiry (or `Infinity`) fails the task at once
+   * with `sleep-past-expiry`, `NaN` with `sleep-invalid`.
+   */
   sleep(ms: number): Promise<void>;
   /** As `sleep`, until `date`. */
   sleepUntil(date: Date | number): Promise<void>;
@@ -62,7 +66,11 @@ export interface JobContext {
 
 /** What `ctx.runTask(s)` may be told. */
 export interface RunTaskOptions {
-  /** Throw (`code: "child-failed"`) when a child fails or is cancelled. Default false. */
+  /**
+   * Throw (`code: "child-failed"`) when a child fails or is cancelled; uncaught, it fails the
+   * task at once, whatever attempts are left (a retry would replay the same outcomes). Default
+   * false.
+   */
   failOnChildFailure?: boolean;
 }
 
