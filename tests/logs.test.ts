@@ -108,11 +108,48 @@ describe("the worker's task lines", () => {
       expect(mine.map((r) => r.msg)).toEqual(['task started', end]);
     }
     expect(line('task started', ok.body.taskId)?.requestId).toBe('req-lines-1');
+    // One run, one attempt number on both its lines (issue 40): 1 for a first run.
+    for (const [taskId, end] of [
+      [ok.body.taskId, 'task completed'],
+      [bad.body.taskId, 'task failed'],
+    ] as const) {
+      expect([line('task started', taskId)?.attempt, line(end, taskId)?.attempt]).toEqual([1, 1]);
+    }
     // The README names the lines a worker prints.
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     for (const msg of ['task started', 'task completed', 'task failed']) {
       expect(readme).toContain(`\`${msg}\``);
     }
+  });
+});
+
+describe("the worker's attempt numbers", () => {
+  it('a retried task logs each run with its own attempt, the same on its start and end lines', async () => {
+    const api = await startInProcessApi();
+    cleanups.push(() => api.close());
+    const worker = await startWorker(api.prefix);
+    cleanups.push(() => worker.stop());
+    // `flaky` fails its first attempt, then completes on its second (attempts: 3).
+    const res = await api.http('POST', '/v1/jobs', {
+      body: { type: 'flaky', input: { failTimes: 1 } },
+    });
+    expect(res.status, res.text).toBe(202);
+    const taskId = res.body.taskId as string;
+    const mine = () =>
+      worker.lines
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((r) => r.taskId === taskId);
+    await waitFor(async () => mine().some((r) => r.msg === 'task completed'), {
+      what: 'the completed task line',
+    });
+    expect(mine().map((r) => [r.msg, r.attempt])).toEqual([
+      ['task started', 1],
+      ['task run ended', 1],
+      ['task started', 2],
+      ['task completed', 2],
+    ]);
+    expect(mine()[1]?.outcome).toBe('retrying');
   });
 });
 

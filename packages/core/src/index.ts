@@ -8,6 +8,7 @@ export * from './task-record.js';
 export * from './task-codec.js';
 export * from './lifecycle.js';
 export * from './job-type.js';
+export * from './jsonified.js';
 export * from './env.js';
 export * from './webhook-signature.js';
 export * from './a2a-task.js';

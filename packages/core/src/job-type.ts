@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Jsonified } from './jsonified.js';
 
 /** What a handler gets besides its input. */
 export interface JobContext {
@@ -20,13 +21,23 @@ export interface JobContext {
    */
   requestInput<S extends z.ZodType>(request: { message: string; schema: S }): Promise<z.output<S>>;
   /**
-   * Runs `fn` at most once to completion per task (issue 29): its JSON result is stored with the
-   * task, and every later run of the task (after an answer, a retry, a crash, a wait) gets the
-   * stored result without calling `fn`. Names are unique within a task, and must come in the same
-   * order on every run (deterministic). A step that throws is retried with the task's attempts.
+   * Runs `fn` until it completes once per task (issue 29), at least once: its JSON result is
+   * stored with the task, and every later run of the task (after an answer, a retry, a crash, a
+   * wait) gets the stored result without calling `fn`. A worker that dies after `fn` finished and
+   * before its result was recorded leaves no record, so the next run calls `fn` again: make its
+   * side effects idempotent (key them by `ctx.taskId` and the step name). Names are unique within
+   * a task, and must come in the same order on every run (deterministic). A step that throws is
+   * retried with the task's attempts. The result is what JSON gives back, on the first run as on
+   * a replay (`Jsonified`: a `Date` comes back as its ISO string); a value JSON would not give
+   * back (a `Map`, a `Set`, a class instance without `toJSON`, a function, a `bigint`, `NaN`,
+   * `undefined` in an array) fails the task with `step-result-not-json`.
    */
-  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
-  /** Ends the run and resumes the handler after `ms`, holding no worker slot meanwhile. */
+  step<T>(name: string, fn: () => Promise<T> | T): Promise<Jsonified<T>>;
+  /**
+   * Ends the run and resumes the handler after `ms`, holding no worker slot meanwhile. A sleep of
+   * 0 or less ends at once; one past the task's expiry (or `Infinity`) fails the task at once
+   * with `sleep-past-expiry`, `NaN` with `sleep-invalid`.
+   */
   sleep(ms: number): Promise<void>;
   /** As `sleep`, until `date`. */
   sleepUntil(date: Date | number): Promise<void>;
@@ -55,7 +66,11 @@ export interface JobContext {
 
 /** What `ctx.runTask(s)` may be told. */
 export interface RunTaskOptions {
-  /** Throw (`code: "child-failed"`) when a child fails or is cancelled. Default false. */
+  /**
+   * Throw (`code: "child-failed"`) when a child fails or is cancelled; uncaught, it fails the
+   * task at once, whatever attempts are left (a retry would replay the same outcomes). Default
+   * false.
+   */
   failOnChildFailure?: boolean;
 }
 

@@ -13,6 +13,7 @@ export {
   type JobCatalog,
   type JobContext,
   type JobTypeDefinition,
+  type Jsonified,
 } from '@longrun/core';
 export { describeJobType, type JobTypeDescriptor } from '@longrun/engine';
 export { createWorker, stopOnSignals } from './create-worker.js';

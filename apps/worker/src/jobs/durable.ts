@@ -31,7 +31,7 @@ export const durableJob = defineJobType({
         .optional(),
     })
     .describe(
-      'A durable task: steps that run once, a sleep, a question, child tasks and a waitpoint, each as its input asks.',
+      'A durable task: steps recorded once each, a sleep, a question, child tasks and a waitpoint, each as its input asks.',
     ),
   async handler(input, ctx) {
     const results: unknown[] = [];

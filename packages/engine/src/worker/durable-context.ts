@@ -2,10 +2,12 @@ import {
   DurableTaskError,
   type ChildOutcome,
   type JobContext,
+  type Jsonified,
   type Waitpoint,
 } from '@longrun/core';
 import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
+import { jsonOnly, sleepEnd } from './durable-values.js';
 import type { ContextRun } from './job-context.js';
 import { parkJob } from './park-job.js';
 import { parkRun, RunParked } from './run-control.js';
@@ -33,6 +35,9 @@ export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
   'children-unavailable',
   'durable-calls-overlap',
   'sleep-past-expiry',
+  'sleep-invalid',
+  // The children's outcomes are recorded: every later attempt would replay the same failure.
+  'child-failed',
 ]);
 
 export interface DurableRun extends ContextRun {
@@ -112,7 +117,7 @@ export function durableCalls(run: DurableRun): DurableCalls {
     write: Partial<StepWrite> | ((value: T) => Partial<StepWrite>) = {},
   ) {
     const stored = run.task.steps.get(name);
-    if (stored !== undefined) return JSON.parse(stored) as T;
+    if (stored !== undefined) return JSON.parse(stored) as Jsonified<T>;
     const value = await fn();
     if (run.control.aborted) throw run.control.stoppedBy;
     const json = encode(name, value, run.maxResultBytes);
@@ -133,7 +138,7 @@ export function durableCalls(run: DurableRun): DurableCalls {
     // A first run shares the empty NO_STEPS: it gets a map of its own at its first step.
     if (run.task.steps === NO_STEPS) run.task.steps = new Map([[name, kept]]);
     else (run.task.steps as Map<string, string>).set(name, kept);
-    return JSON.parse(kept) as T;
+    return JSON.parse(kept) as Jsonified<T>;
   }
 
   /** Ends the run: the job waits in BullMQ's delayed set until `until` (or a wake-up). */
@@ -161,8 +166,7 @@ export function durableCalls(run: DurableRun): DurableCalls {
   }
 
   async function sleepUntil(date: Date | number): Promise<void> {
-    const wanted = typeof date === 'number' ? date : date.getTime();
-    if (!Number.isFinite(wanted)) throw new TypeError('sleepUntil needs a valid date');
+    const wanted = sleepEnd(typeof date === 'number' ? date : date.getTime());
 
     await exclusive(async () => {
       const name = `$sleep:${++counts.sleep}`;
@@ -311,7 +315,7 @@ export function durableCalls(run: DurableRun): DurableCalls {
 function encode(name: string, value: unknown, max: number): string {
   let json: string;
   try {
-    json = JSON.stringify(value ?? null) ?? 'null';
+    json = JSON.stringify(value ?? null, jsonOnly) ?? 'null';
   } catch (error) {
     throw new DurableTaskError(
       'step-result-not-json',

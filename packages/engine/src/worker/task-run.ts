@@ -71,6 +71,11 @@ export class TaskRun implements DurableRun, CompletionSink {
   started = 0;
   /** The run's span when traced (decision 65); set by the worker. */
   span: Span | undefined;
+  /**
+   * Which attempt this run is (1 for the first), read as it starts: BullMQ counts the attempt
+   * (`job.attemptsMade`) once the run has ended, before a completion's answer comes back.
+   */
+  readonly attempt: number;
 
   constructor(
     private readonly deps: RunDeps,
@@ -79,7 +84,9 @@ export class TaskRun implements DurableRun, CompletionSink {
     /** A first run: the task is marked `running` only once it has run for a while. */
     private readonly markLater: boolean,
     readonly token: string | undefined,
-  ) {}
+  ) {
+    this.attempt = job.attemptsMade + 1;
+  }
 
   get store(): TaskStore {
     return this.deps.store;

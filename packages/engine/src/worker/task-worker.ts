@@ -245,12 +245,11 @@ export class TaskWorker {
   ): Promise<void> {
     const taskId = task.id;
     const logger = this.opts.logger;
+    const run = new TaskRun(this.deps, job, task, fast, token);
     if (logger.isLevelEnabled?.('info') ?? true) {
       const requestId = ((job.data ?? {}) as TaskJobData).requestId;
-      const attempt = job.attemptsMade + 1;
-      logger.info({ taskId, type: task.type, attempt, requestId }, 'task started');
+      logger.info({ taskId, type: task.type, attempt: run.attempt, requestId }, 'task started');
     }
-    const run = new TaskRun(this.deps, job, task, fast, token);
     run.started = started;
     run.span = span;
     this.runs.track(taskId, run.control);
@@ -284,7 +283,7 @@ export class TaskWorker {
         'could not record the completion',
       );
     }
-    this.ended(run.job, run.task.type, outcome, run.started, run.span, error);
+    this.ended(run.job, run.task.type, outcome, run.started, run.span, error, run.attempt);
     if (outcome === 'completed') this.tellParent(run.task);
   }
 
@@ -314,6 +313,7 @@ export class TaskWorker {
     started: number,
     span?: Span,
     error?: unknown,
+    attempt = job.attemptsMade + 1, // a completion's: the run's (`TaskRun.attempt`)
   ): void {
     const logger = this.opts.logger;
     const durationMs = Date.now() - started;
@@ -324,7 +324,7 @@ export class TaskWorker {
       const line = {
         taskId: job.id,
         type,
-        attempt: job.attemptsMade + 1,
+        attempt,
         requestId: data.requestId,
         outcome,
         durationMs,
