@@ -11,8 +11,7 @@ import { describeJobType, JobTypeRegistry } from '@longrun/engine';
 import { defineJobType } from '@longrun/worker';
 import { catalog, sleepJob } from '@longrun/worker-app';
 import { KEY_A, startInProcessApi, type InProcessApi } from './helpers/service.js';
-// @ts-expect-error plain ESM helper shared with `npm start`
-import { freePort } from '../scripts/redis.mjs';
+import { CLOSED_URL } from './helpers/closed-port.js';
 
 // `longrun types` against a real API (stock types registered as a worker registers them), and
 // the module `--typescript` writes compiled by the real tsc in a project of its own.
@@ -135,8 +134,7 @@ describe('longrun types', { timeout: 60_000 }, () => {
     expect(denied.stderr).toMatch(/Unauthorized/);
     expect(denied.stdout).toBe('');
 
-    const port = (await freePort()) as number;
-    const down = await longrun(['types'], { LONGRUN_URL: `http://127.0.0.1:${port}` });
+    const down = await longrun(['types'], { LONGRUN_URL: CLOSED_URL });
     expect(down.code, show(down)).toBe(4);
     expect(down.stderr).toMatch(/ECONNREFUSED/);
 

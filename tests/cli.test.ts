@@ -8,8 +8,7 @@ import { createClient, type LongrunClient, type TaskHandle, type TaskList } from
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
 import { KEY_A, startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
-// @ts-expect-error plain ESM helper shared with `npm start`
-import { freePort } from '../scripts/redis.mjs';
+import { CLOSED_URL } from './helpers/closed-port.js';
 
 const CLI = resolve(import.meta.dirname, '../apps/cli/dist/main.js');
 const TMUX = '/usr/bin/tmux';
@@ -113,8 +112,7 @@ describe('usage', { timeout: 60_000 }, () => {
   });
 
   it('exits 4 naming the cause when the API is unreachable or refuses the key', async () => {
-    const port = (await freePort()) as number;
-    const down = await longrun(['list'], { env: { LONGRUN_URL: `http://127.0.0.1:${port}` } });
+    const down = await longrun(['list'], { env: { LONGRUN_URL: CLOSED_URL } });
     expect(down.code, show(down)).toBe(4);
     expect(down.stderr).toMatch(/ECONNREFUSED/);
 

@@ -23,6 +23,7 @@ import type { Proc } from './helpers/processes.js';
 import { KEY_A, startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
 // @ts-expect-error plain ESM helper shared with `npm start`
 import { findRedisServer, freePort, startRedis } from '../scripts/redis.mjs';
+import { CLOSED_URL } from './helpers/closed-port.js';
 
 const POLL_MS = 1000;
 let api: InProcessApi;
@@ -362,9 +363,8 @@ describe('errors', () => {
   });
 
   it('is a LongrunNetworkError (status 0) when nothing answers', async () => {
-    const port = (await freePort()) as number;
     const client = createClient({
-      baseUrl: `http://127.0.0.1:${port}`,
+      baseUrl: CLOSED_URL,
       apiKey: KEY_A,
       retry: { retries: 1, minDelayMs: 10 },
     });
