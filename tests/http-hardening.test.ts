@@ -137,6 +137,38 @@ describe('no X-Powered-By (item 18)', () => {
   });
 });
 
+describe('X-Content-Type-Options: nosniff on every answer (issue 41, item 8)', () => {
+  it('is sent by the fast lane, Express, problems, event streams, metrics and the documents', async () => {
+    const auth = { authorization: `Bearer ${KEY_A}` };
+    const submit = await raw(
+      api.url,
+      'POST',
+      '/v1/jobs',
+      { ...auth, 'content-type': 'application/json' },
+      JSON.stringify({ type: 'echo' }),
+    );
+    expect(submit.status).toBe(202);
+    const id = (JSON.parse(submit.text) as { taskId: string }).taskId;
+    const answers = [
+      submit,
+      await raw(api.url, 'GET', `/v1/jobs/${id}`, auth),
+      await raw(api.url, 'GET', '/v1/jobs', auth),
+      await raw(api.url, 'GET', '/v1/jobs/nope', auth),
+      await raw(api.url, 'POST', '/v1/jobs', { ...auth, 'content-type': 'application/json' }, '{'),
+      await raw(api.url, 'GET', '/v1/jobs'),
+      await raw(api.url, 'GET', '/healthz'),
+      await raw(api.url, 'GET', '/metrics'),
+      await raw(api.url, 'GET', '/openapi.json'),
+      await raw(api.url, 'GET', '/nope'),
+      await raw(api.url, 'DELETE', '/v1/jobs', auth),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([
+      202, 200, 200, 404, 400, 401, 200, 200, 200, 404, 405,
+    ]);
+    for (const a of answers) expect(a.headers['x-content-type-options']).toBe('nosniff');
+  });
+});
+
 describe('the queue dashboard (item 18)', () => {
   it('may not be framed and runs under a CSP, on every answer under /admin', async () => {
     for (const [path, auth, status] of [

@@ -1,4 +1,4 @@
-import type { RequestListener } from 'node:http';
+import type { RequestListener, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { LeaseBroker, TaskEngine } from '@longrun/engine';
@@ -76,13 +76,25 @@ export function createApp(deps: AppDeps): Express {
 export function createListener(deps: AppDeps): RequestListener {
   const { app, observe } = buildApp(deps);
   if (deps.fastLane === false || deps.rateLimitRps > 0) return app;
-  return fastLane(app, {
+  const lane = fastLane(app, {
     engine: deps.engine,
     keys: deps.keys,
     logger: deps.logger,
     observe,
     workers: deps.workers,
   });
+  return (req, res) => {
+    noSniff(res);
+    lane(req, res);
+  };
+}
+
+/**
+ * Every answer says what it is and nothing else (issue 41): a browser never sniffs a JSON body,
+ * a problem or an event stream into something it would run.
+ */
+function noSniff(res: ServerResponse): void {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
 }
 
 function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
@@ -90,6 +102,10 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.use((_req, res, next) => {
+    noSniff(res);
+    next();
+  });
   const metrics = new ApiMetrics(
     deps.engine,
     { tenants: deps.keys.tenants, maxBytes: () => deps.engine.tenantMaxBytes },
