@@ -80,6 +80,11 @@ describe('GET /console', () => {
     expect(redirect.headers.get('location')).toBe('/console/');
     expect((await fetch(`${api.url}/console/../package.json`)).status).toBe(404);
     expect((await fetch(`${api.url}/console/nope.js`)).status).toBe(404);
+    // The site's icon, where browsers ask first (issue 41, item 10: it was a 404).
+    const icon = await fetch(`${api.url}/favicon.ico`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await icon.text()).toContain('<svg');
   });
 });
 
@@ -110,6 +115,8 @@ describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
     await page.goto(`${api.url}/console/`);
     const key = page.getByLabel('API key');
     await expect.poll(() => key.evaluate(FOCUSED)).toBe(true);
+    // Nobody is signed in yet: no "Sign out" (issue 41, item 10).
+    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(false);
     await key.fill('not-a-key-of-this-api-000');
     await key.press('Enter');
     await page.getByText('The API did not accept this key.').waitFor();
@@ -300,6 +307,10 @@ describe.skipIf(!hasChromium)('the console in headless Chromium', () => {
     await openTask(page, id);
     const steps = await page.locator('[data-fact="Steps"] li code').allInnerTexts();
     expect(steps).toEqual(handle.steps.map((s) => s.name));
+    // Each step's time as a time, not "[object HTMLTimeElement]" (issue 41, item 10).
+    const lines = await page.locator('[data-fact="Steps"] li').allInnerTexts();
+    for (const line of lines) expect(line).not.toContain('[object');
+    expect(await page.locator('[data-fact="Steps"] li time').count()).toBe(lines.length);
     expect(steps).toEqual(expect.arrayContaining(['s1', 's2', 'last']));
     const children = page.locator('[data-fact="Child tasks"] li a');
     expect(await children.allInnerTexts()).toEqual(handle.childTaskIds);

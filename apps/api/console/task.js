@@ -156,7 +156,14 @@ function renderFacts(dl, task) {
             'ol',
             { class: 'steps' },
             ...task.steps.map((s) =>
-              h('li', {}, h('code', {}, s.name), ` ${s.status}, ${time(s.endedAt)}`),
+              h(
+                'li',
+                {},
+                h('code', {}, s.name),
+                ` ${s.status}`,
+                s.until ? [' until ', time(s.until)] : null,
+                s.endedAt ? [', ', time(s.endedAt)] : null,
+              ),
             ),
           )
         : null,

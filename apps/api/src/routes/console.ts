@@ -19,6 +19,7 @@ const FILES: Record<string, string> = {
   'task.js': 'text/javascript; charset=utf-8',
   'form.js': 'text/javascript; charset=utf-8',
   'validate.js': 'text/javascript; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 };
 
 /**
@@ -51,6 +52,13 @@ export function consoleRouter(): Router {
     ]),
   );
   const router = Router();
+  // The site's icon where browsers look for it first (a 404 there fills every browser console).
+  router.use('/favicon.ico', (req, res, next) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+    const icon = files.get('favicon.svg')!;
+    res.setHeader('Cache-Control', 'public, max-age=86400');
+    send(res, icon.type, icon.body, false);
+  });
   router.use(CONSOLE_PATH, (req, res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
     // `/console` itself: the page's relative links need the trailing slash.
@@ -66,12 +74,12 @@ export function consoleRouter(): Router {
   return router;
 }
 
-function send(res: Response, type: string, body: Buffer): void {
+function send(res: Response, type: string, body: Buffer, revalidate = true): void {
   res.setHeader('Content-Security-Policy', CONSOLE_CSP);
   res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('Cache-Control', 'no-cache');
+  if (revalidate) res.setHeader('Cache-Control', 'no-cache');
   res.setHeader('Content-Type', type);
   res.end(body);
 }
