@@ -42,12 +42,23 @@ if (!env.REDIS_URL) {
 // Without LONGRUN_API_KEYS: one development key, made once and kept beside the data, so an
 // exported key still works after a restart. The API's own code keeps it (apps/api/src/dev-key.ts),
 // so `npm run start:api` alone serves the same key.
-if (!env.LONGRUN_API_KEYS && env.NODE_ENV !== 'production') {
-  const { devApiKey } = await import('../apps/api/dist/dev-key.js');
-  const { key, file } = devApiKey(resolve(root, process.env.LONGRUN_DATA_DIR ?? '.data'));
-  env.LONGRUN_API_KEYS = `dev:${key}`;
-  console.error(`\n  longrun dev API key (tenant "dev"): ${key}`);
-  console.error(`  (kept in ${relative(process.cwd(), file) || file}; delete it for a new one)\n`);
+// The same for HTTP workers (LONGRUN_WORKER_KEYS): a development worker key, so a worker in any
+// language (examples/python-worker) runs beside `npm start` with the key its README reads.
+if (env.NODE_ENV !== 'production') {
+  const { devKey } = await import('../apps/api/dist/dev-key.js');
+  const dataDir = resolve(root, process.env.LONGRUN_DATA_DIR ?? '.data');
+  const kinds = [
+    ['api', 'LONGRUN_API_KEYS', 'API key (tenant "dev")'],
+    ['worker', 'LONGRUN_WORKER_KEYS', 'worker key (HTTP workers)'],
+  ];
+  for (const [kind, setting, what] of kinds) {
+    if (env[setting]) continue;
+    const { key, file } = devKey(dataDir, kind);
+    env[setting] = `dev:${key}`;
+    console.error(`\n  longrun dev ${what}: ${key}`);
+    console.error(`  (kept in ${relative(process.cwd(), file) || file}; delete it for a new one)`);
+  }
+  console.error('');
 }
 
 // `npm start -- --bun`: the API and the worker on the pinned Bun (tools/bun) instead of Node.

@@ -1,7 +1,7 @@
 // `npm start` without LONGRUN_API_KEYS: one development key, kept under the data dir, the same on
 // every start (a newcomer's exported key keeps working after a restart).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,8 +13,16 @@ const root = resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'longrun-devkey-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs `npm start`'s script until the API is ready; its key and port, then stops it (SIGINT). */
-async function startOnce(): Promise<{ key: string; status: number }> {
+/**
+ * Runs `npm start`'s script until the API is ready; its keys and what the API answered them,
+ * then stops it (SIGINT).
+ */
+async function startOnce(): Promise<{
+  key: string;
+  status: number;
+  workerKey: string;
+  workerStatus: number;
+}> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     REDIS_URL: inject('redisUrl'),
@@ -26,6 +34,7 @@ async function startOnce(): Promise<{ key: string; status: number }> {
     HOST: '127.0.0.1',
   };
   delete env.LONGRUN_API_KEYS;
+  delete env.LONGRUN_WORKER_KEYS;
   const child = spawn(process.execPath, ['scripts/start.mjs'], { cwd: root, env });
   const lines: string[] = [];
   for (const s of [child.stdout, child.stderr]) {
@@ -47,7 +56,15 @@ async function startOnce(): Promise<{ key: string; status: number }> {
     const res = await fetch(`http://127.0.0.1:${String(ready.port)}/v1/jobs`, {
       headers: { authorization: `Bearer ${key}` },
     });
-    return { key, status: res.status };
+    const workerKey =
+      /longrun dev worker key \(HTTP workers\): (\S+)/.exec(lines.join('\n'))?.[1] ?? '';
+    // A worker route the worker key opens (and a tenant's key does not).
+    const leases = await fetch(`http://127.0.0.1:${String(ready.port)}/v1/worker/leases`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${workerKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ types: ['echo'], max: 1, waitMs: 0 }),
+    });
+    return { key, status: res.status, workerKey, workerStatus: leases.status };
   } finally {
     child.kill('SIGINT');
     await exited;
@@ -62,6 +79,18 @@ it('makes one dev key, keeps it (mode 0600) and serves it on every start', async
   const second = await startOnce();
   expect(second.key).toBe(first.key);
   expect(second.status).toBe(200);
+}, 60_000);
+
+it('makes one dev worker key too (issue 41): kept, served to HTTP workers on every start', async () => {
+  const first = await startOnce();
+  expect(first.workerKey).toMatch(/^devworker-[A-Za-z0-9_-]{20,}$/);
+  expect(first.workerKey).not.toBe(first.key);
+  expect(first.workerStatus).toBe(200);
+  expect(readFileSync(join(dir, 'dev-worker-key'), 'utf8').trim()).toBe(first.workerKey);
+  expect(statSync(join(dir, 'dev-worker-key')).mode & 0o777).toBe(0o600);
+  const second = await startOnce();
+  expect(second.workerKey).toBe(first.workerKey);
+  expect(second.workerStatus).toBe(200);
 }, 60_000);
 
 it('`npm run start:api` without keys serves the key `npm start` printed (the same file)', async () => {

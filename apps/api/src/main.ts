@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { ConfigError } from '@longrun/core';
@@ -19,7 +18,7 @@ import {
 import { createListener } from './app.js';
 import { followMaxMemory } from './storage-budget.js';
 import { loadConfig } from './config.js';
-import { devApiKey, type DevKey } from './dev-key.js';
+import { devKey, newDevKey, type DevKey, type DevKeyKind } from './dev-key.js';
 import { ApiKeys } from './http/auth.js';
 import { streamLimits } from './http/stream-slots.js';
 import { startTracing } from './tracing.js';
@@ -36,32 +35,38 @@ async function main(): Promise<void> {
   });
   // What depends on Redis logs through this: a kind of failure once per 30 s while it is away.
   const failures = new FailureLog(logger);
+  // Without keys, outside production: the development keys `npm start` keeps under the data
+  // dir, or ones made and kept there, so `npm run start:api` serves the keys `npm start` printed.
   let keys = config.LONGRUN_API_KEYS;
-  if (!keys || keys.size === 0) {
-    // The key `npm start` keeps under the data dir, or one made and kept there: `npm run
-    // start:api` serves the key `npm start` printed, and the same after a restart.
+  if (!keys || keys.size === 0) keys = new Map([[servedDevKey('api'), 'dev']]);
+  let workerKeys = config.LONGRUN_WORKER_KEYS;
+  if ((!workerKeys || workerKeys.size === 0) && config.NODE_ENV !== 'production') {
+    workerKeys = new Map([[servedDevKey('worker'), 'dev']]);
+  }
+  function servedDevKey(kind: DevKeyKind): string {
     let dev: DevKey;
     try {
-      dev = devApiKey(resolve(config.LONGRUN_DATA_DIR));
+      dev = devKey(resolve(config.LONGRUN_DATA_DIR), kind);
     } catch (error) {
-      const key = `dev-${randomBytes(18).toString('base64url')}`;
-      dev = { key, file: '', made: true };
+      dev = { key: newDevKey(kind), file: '', made: true };
       logger.warn(
-        { err: (error as Error).message },
-        'could not keep the dev key under LONGRUN_DATA_DIR: this one lasts until the API stops',
+        { err: (error as Error).message, kind },
+        'could not keep a dev key under LONGRUN_DATA_DIR: this one lasts until the API stops',
       );
     }
-    keys = new Map([[dev.key, 'dev']]);
+    const setting = kind === 'api' ? 'LONGRUN_API_KEYS' : 'LONGRUN_WORKER_KEYS';
     // The key goes to the terminal only, never into a log line a collector would keep.
     logger.warn(
       { tenant: 'dev', ...(dev.file ? { file: dev.file } : {}) },
       dev.made
-        ? 'LONGRUN_API_KEYS is not set: made a dev key (on stderr)'
-        : 'LONGRUN_API_KEYS is not set: serving the dev key kept in the data dir (on stderr)',
+        ? `${setting} is not set: made a dev key (on stderr)`
+        : `${setting} is not set: serving the dev key kept in the data dir (on stderr)`,
     );
-    console.error(`\n  longrun dev API key (tenant "dev"): ${dev.key}`);
+    const what = kind === 'api' ? 'API key (tenant "dev")' : 'worker key (HTTP workers)';
+    console.error(`\n  longrun dev ${what}: ${dev.key}`);
     if (dev.file) console.error(`  (kept in ${dev.file}; delete it for a new one)`);
     console.error('');
+    return dev.key;
   }
   const cluster = { clusterNodes: config.LONGRUN_REDIS_CLUSTER_NODES };
   const connection = createRedis(config.REDIS_URL, 'producer', {
@@ -171,7 +176,7 @@ async function main(): Promise<void> {
     adminReadOnly: config.LONGRUN_ADMIN_READ_ONLY,
     streams,
     workers: {
-      keys: new ApiKeys(config.LONGRUN_WORKER_KEYS ?? new Map()),
+      keys: new ApiKeys(workerKeys ?? new Map()),
       leases,
       maxResultBytes: config.LONGRUN_MAX_RESULT_BYTES,
     },
