@@ -22,9 +22,7 @@ ENV TURBO_TELEMETRY_DISABLED=1 \
     NPM_CONFIG_FUND=false \
     NPM_CONFIG_UPDATE_NOTIFIER=false \
     LONGRUN_SKIP_RUNTIMES=1
-# The root postinstall (the tests' Node 22 binary) runs with npm ci and is skipped here.
 COPY package.json package-lock.json ./
-COPY scripts/install-runtimes.mjs scripts/
 COPY packages/core/package.json packages/core/
 COPY packages/engine/package.json packages/engine/
 COPY packages/worker/package.json packages/worker/
@@ -47,7 +45,6 @@ ENV NODE_ENV=production \
 WORKDIR /app
 # The workspace manifests make npm ci link node_modules/@longrun/* -> packages/* and apps/*.
 COPY package.json package-lock.json ./
-COPY scripts/install-runtimes.mjs scripts/
 COPY packages/core/package.json packages/core/
 COPY packages/engine/package.json packages/engine/
 COPY packages/worker/package.json packages/worker/

@@ -65,8 +65,14 @@ if (env.NODE_ENV !== 'production') {
 const bun = process.argv.includes('--bun');
 const runtime = bun ? resolve(root, 'tools/bun/node_modules/.bin/bun') : process.execPath;
 if (bun && !existsSync(runtime)) {
-  say(`no Bun at ${runtime}: npm ci installs it (scripts/install-runtimes.mjs)`);
-  process.exit(1);
+  // Installed on first use (scripts/install-runtimes.mjs), not by every `npm ci`.
+  spawnSync(process.execPath, [resolve(root, 'scripts/install-runtimes.mjs'), 'bun'], {
+    stdio: 'inherit',
+  });
+  if (!existsSync(runtime)) {
+    say(`no Bun at ${runtime}: node scripts/install-runtimes.mjs bun could not install it`);
+    process.exit(1);
+  }
 }
 if (bun) say('running the API and the worker on Bun');
 

@@ -1,6 +1,6 @@
 /**
  * Bun. The built API and the stock worker run unchanged on Bun (issue 17): this runs them on the
- * pinned Bun of tools/bun (the npm package `bun`, installed by the root postinstall) and drives
+ * pinned Bun of tools/bun (the npm package `bun`, installed on first use by scripts/install-runtimes.mjs, which `npm test` runs) and drives
  * the task lifecycle through them over HTTP on 127.0.0.1: a completed task with progress, a task
  * that asks for input and is answered, a cancel that aborts a running handler, and a live event
  * stream. It fails, never skips, when Bun is missing.
@@ -19,7 +19,7 @@ const BUN = resolve(root, 'tools/bun/node_modules/.bin/bun');
 
 function bunBinary(): string {
   if (!existsSync(BUN)) {
-    throw new Error(`No Bun at ${BUN}: npm ci installs it (scripts/install-runtimes.mjs)`);
+    throw new Error(`No Bun at ${BUN}: node scripts/install-runtimes.mjs bun installs it`);
   }
   return BUN;
 }
