@@ -1,11 +1,13 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { waitFor } from './helpers/http.js';
+import { uniquePrefix } from './helpers/service.js';
 
 // Issue 27, item 10: the worker SDK's install command, exactly as README.md documents it, run in
 // an empty project. npm must not reach the internet: its registry is a server on loopback that
@@ -31,6 +33,7 @@ interface Locked {
   os?: string[];
   cpu?: string[];
   engines?: Record<string, string>;
+  bin?: Record<string, string>;
   link?: boolean;
 }
 
@@ -67,6 +70,7 @@ function packument(name: string, versions: Map<string, Locked>, base: string) {
         ...(e.os ? { os: e.os } : {}),
         ...(e.cpu ? { cpu: e.cpu } : {}),
         ...(e.engines ? { engines: e.engines } : {}),
+        ...(e.bin ? { bin: e.bin } : {}),
         dist: { integrity: e.integrity, tarball: `${base}/${name}/-/${file}-${version}.tgz` },
       },
     ]),
@@ -152,4 +156,64 @@ it('the documented command installs the worker SDK in an empty project, and it l
     { cwd: project, env },
   );
   expect(JSON.parse(stdout)).toEqual({ createWorker: 'function', job: 'hello' });
+}, 300_000);
+
+/** A fenced block of README.md (its lines) whose text contains `marker`. */
+function readmeBlock(lang: string, marker: string): string[] {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const blocks = readme.split(`\`\`\`${lang}\n`).slice(1);
+  const block = blocks.map((b) => b.split('\n```')[0]!).find((b) => b.includes(marker));
+  if (!block) throw new Error(`README.md has no ${lang} block with ${marker}`);
+  return block.split('\n');
+}
+
+it('the documented commands make a working project from an empty folder (issue 41)', async () => {
+  const dir = join(tmp, 'from-empty');
+  mkdirSync(dir);
+  const snippet = join(tmp, 'worker.ts');
+  writeFileSync(snippet, readmeBlock('ts', 'export const resizeJob').join('\n'));
+  const lines = readmeBlock('sh', 'npm pkg set type=module');
+  const last = lines.filter((l) => l.trim() !== '').at(-1)!;
+  expect(last).toMatch(/ node worker\.js$/);
+  // Every line but the last (which runs the worker, below), the snippet saved where it says so.
+  const script = lines
+    .filter((l) => l !== last)
+    .map((l) => (l.startsWith('# save the snippet') ? `cp ${snippet} worker.ts` : l))
+    .join('\n')
+    .replaceAll('/path/to/longrun', checkout);
+  const env = {
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')),
+    ),
+    npm_config_registry: `${registryUrl}/`,
+    npm_config_prefer_offline: 'true',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    npm_config_update_notifier: 'false',
+  };
+  const made = await run('bash', ['-e', '-c', script], { cwd: dir, env, timeout: 240_000 }).then(
+    () => 'ok',
+    (e: { stdout?: string; stderr?: string; message: string }) =>
+      `${e.stdout ?? ''}${e.stderr ?? ''}${e.message}`,
+  );
+  expect(made, script).toBe('ok');
+  const project = join(dir, 'my-service');
+  expect(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).type).toBe('module');
+  const worker = spawn(process.execPath, ['worker.js'], {
+    cwd: project,
+    env: { ...env, REDIS_URL: inject('redisUrl'), LONGRUN_PREFIX: uniquePrefix() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  worker.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  worker.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  try {
+    await waitFor(async () => /worker ready/.test(output) || undefined, {
+      timeoutMs: 30_000,
+      what: `the worker to start:\n${output}`,
+    });
+    expect(output).toMatch(/resize/);
+  } finally {
+    worker.kill('SIGTERM');
+  }
 }, 300_000);
