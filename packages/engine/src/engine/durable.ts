@@ -19,6 +19,7 @@ export type CompleteWaitpointOutcome =
   | { kind: 'completed'; taskId: string }
   | { kind: 'alreadyCompleted' }
   | { kind: 'taskFinished'; status: TaskStatus }
+  | { kind: 'overBudget'; usedBytes: number; maxBytes: number; retryAfterMs: number }
   | NotFound
   | Invalid;
 
@@ -27,6 +28,8 @@ export interface DurableDeps {
   redis<T>(operation: () => Promise<T>): Promise<T>;
   submit(tenant: string, body: unknown, opts: SubmitOptions): Promise<TickOutcome>;
   cancel(tenant: string, id: string): Promise<unknown>;
+  /** The tenant storage budget waitpoint data is held to (0: none), as submits are. */
+  budgetBytes?: () => number;
 }
 
 /**
@@ -58,6 +61,7 @@ export class DurableTasks implements DurableHost {
       };
     }
     const shard = this.deps.shards.of(taskId);
+    const maxBytes = this.deps.budgetBytes?.() ?? 0;
     const done = await this.deps.redis(() =>
       shard.durable.completeWaitpoint(
         tenant,
@@ -66,11 +70,13 @@ export class DurableTasks implements DurableHost {
         (body as { data: unknown }).data,
         `waitpoint ${wpId} completed`,
         randomUUID(),
+        maxBytes,
       ),
     );
     if (done.kind === 'absent') return notFound;
     if (done.kind === 'completed') return { kind: 'alreadyCompleted' };
     if (done.kind === 'refused') return { kind: 'taskFinished', status: done.current };
+    if (done.kind === 'overBudget') return { ...done, maxBytes };
     if (done.wake) await this.promote(shard, taskId);
     return { kind: 'completed', taskId };
   }

@@ -4,6 +4,7 @@ import {
   type JobContext,
   type Waitpoint,
 } from '@longrun/core';
+import type { StepOutcome } from '../commands/index.js';
 import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { ContextRun } from './job-context.js';
@@ -23,12 +24,21 @@ export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
   'children-unavailable',
   'durable-calls-overlap',
   'sleep-past-expiry',
+  'too-many-steps',
 ]);
+
+/**
+ * A durable error that fails the task at once whatever its code: a step's `storage-budget`
+ * (issue 40; a child's, the same code, is retried).
+ */
+export class FinalDurableError extends DurableTaskError {}
 
 export interface DurableRun extends ContextRun {
   readonly durable: DurableStore;
   readonly host: DurableHost | undefined;
   readonly maxResultBytes: number;
+  /** The most `ctx.step` calls a task records (`LONGRUN_MAX_STEPS`; 0: no cap). */
+  readonly maxSteps: number;
 }
 
 type DurableCalls = Pick<
@@ -71,6 +81,8 @@ export function durableCalls(run: DurableRun): DurableCalls {
   const counts = { sleep: 0, children: 0, waitpoint: 0 };
   let busy = false;
   const id = run.task.id;
+  /** The sleep recorded `waiting` and not yet ended (issue 40), by name. */
+  let openSleep = run.task.sleeping;
 
   /** One durable call at a time: two at once would race for the same slot and names. */
   async function exclusive<T>(work: () => Promise<T>): Promise<T> {
@@ -101,7 +113,15 @@ export function durableCalls(run: DurableRun): DurableCalls {
     if (run.control.aborted) throw run.control.stoppedBy;
     const json = encode(name, value, run.maxResultBytes);
     const extra = typeof write === 'function' ? write(value) : write;
-    const outcome = await run.durable.recordStep(id, { ...extra, name, value: json });
+    const maxBytes = (await run.host?.storageBudget?.()) ?? 0;
+    const outcome = await run.durable.recordStep(id, {
+      ...extra,
+      name,
+      value: json,
+      maxSteps: run.maxSteps,
+      maxBytes,
+    });
+    if (outcome.kind === 'tooMany' || outcome.kind === 'overBudget') throw refusal(name, outcome);
     if (outcome.kind === 'missing' || outcome.kind === 'refused') {
       run.stopIfGone(
         outcome.kind === 'missing'
@@ -151,11 +171,19 @@ export function durableCalls(run: DurableRun): DurableCalls {
           `The task expires at ${new Date(run.task.expiresAt).toISOString()}, before the sleep would end: submit it with a longer ttlMs`,
         );
       };
+      const recorded = run.task.steps.has(name);
+      // Shown `waiting` until it ends (a sleep already over is recorded completed).
       const { until } = await step(name, first, {
-        endedAt: wanted,
+        ...(wanted > Date.now() ? { sleepUntil: wanted } : {}),
         message: `sleeping until ${new Date(wanted).toISOString()}`,
       });
+      if (!recorded && wanted > Date.now()) openSleep = name;
       if (Date.now() < until) await park(until);
+      if (openSleep === name) {
+        // Going on past it: its entry is completed now, when it really ended.
+        await run.durable.recordStep(id, { name: '', value: '', ended: name });
+        openSleep = undefined;
+      }
     });
   }
 
@@ -263,6 +291,24 @@ export function durableCalls(run: DurableRun): DurableCalls {
         });
       }),
   };
+}
+
+/** The error a step refused by its record throws (issue 40): both fail the task. */
+function refusal(
+  name: string,
+  outcome: Extract<StepOutcome, { kind: 'tooMany' | 'overBudget' }>,
+): DurableTaskError {
+  if (outcome.kind === 'tooMany') {
+    return new DurableTaskError(
+      'too-many-steps',
+      `Step "${name}" is past the ${outcome.count} steps a task may record (LONGRUN_MAX_STEPS): split the work into child tasks`,
+    );
+  }
+  return new FinalDurableError(
+    'storage-budget',
+    `The result of step "${name}" does not fit the tenant's storage budget (${outcome.usedBytes} bytes used): room comes back in ${outcome.retryAfterMs} ms`,
+    outcome.retryAfterMs,
+  );
 }
 
 /** A step result as JSON, unless it is not JSON or over the size cap. */

@@ -2,7 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { DurableTaskError, isTerminal, type JobCatalog } from '@longrun/core';
 import type { DurableStore } from '../durable-store.js';
-import { FATAL_DURABLE_CODES, type DurableRun } from './durable-context.js';
+import { FATAL_DURABLE_CODES, FinalDurableError, type DurableRun } from './durable-context.js';
 import type { DurableHost } from './durable-host.js';
 import type { CompletionBatch, CompletionSink } from '../completion-batch.js';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
@@ -27,6 +27,8 @@ export interface RunDeps {
   marks: MarkClock;
   /** A result whose JSON is longer fails the task (`result-too-large`); 0: no cap. */
   maxResultBytes: number;
+  /** The most `ctx.step` calls a task records (LONGRUN_MAX_STEPS; 0: no cap; unset: 1 000). */
+  maxSteps?: number | undefined;
   /** The workers' BullMQ `lockDuration`: a failed run checks that it still holds its job. */
   lockDurationMs: number;
   onActiveChange?: ((delta: 1 | -1) => void) | undefined;
@@ -88,6 +90,10 @@ export class TaskRun implements DurableRun, CompletionSink {
 
   get maxResultBytes(): number {
     return this.deps.maxResultBytes;
+  }
+
+  get maxSteps(): number {
+    return this.deps.maxSteps ?? 1000;
   }
 
   get faults(): FaultHooks | undefined {
@@ -221,7 +227,9 @@ export class TaskRun implements DurableRun, CompletionSink {
     const timedOut = error instanceof RunTimedOut;
     // A durable call's own error (issue 29) names its code; some fail the task at once.
     const durableCode = error instanceof DurableTaskError ? error.code : undefined;
-    const fatal = durableCode !== undefined && FATAL_DURABLE_CODES.has(durableCode);
+    const fatal =
+      error instanceof FinalDurableError ||
+      (durableCode !== undefined && FATAL_DURABLE_CODES.has(durableCode));
     const code = timedOut ? 'timeout' : durableCode;
     // A run whose job another run holds now leaves the task to it, as BullMQ leaves the job
     // (its moveToFailed refuses a stale lock): failing or retrying the task here would end the

@@ -61,6 +61,8 @@ export interface TaskWorkerOptions {
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap (2 MiB). */
   maxResultBytes?: number | undefined;
+  /** The most `ctx.step` calls a durable task records (`too-many-steps` past it); 0: no cap (1 000). */
+  maxSteps?: number | undefined;
   /** Child tasks of durable handlers (issue 29); which types live workers serve (give-backs). */
   durableHost?: DurableHost | undefined;
   liveTypes?: LiveTypes | undefined;
@@ -107,6 +109,7 @@ export class TaskWorker {
       catalog: opts.catalog,
       marks: new MarkClock(this.runningMarkMs),
       maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
+      maxSteps: opts.maxSteps ?? 1000,
       lockDurationMs: opts.lockDurationMs ?? 30_000,
       onActiveChange: opts.onActiveChange,
       logWarn: (obj, msg) => opts.logger.warn(obj, msg),
