@@ -68,7 +68,11 @@ describe('durable steps: the handle, the steps route, list items and events', ()
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     expect(done.stepCount).toBe(121);
     expect(done.steps).toHaveLength(50);
-    expect(done.steps[0]).toEqual({ name: 's72', status: 'completed', endedAt: expect.any(String) });
+    expect(done.steps[0]).toEqual({
+      name: 's72',
+      status: 'completed',
+      endedAt: expect.any(String),
+    });
     expect(done.steps.at(-1).name).toBe('last');
 
     const names: string[] = [];
@@ -176,7 +180,10 @@ describe('durable steps: LONGRUN_MAX_STEPS', () => {
     const a = await api();
     await worker(a.prefix, { LONGRUN_MAX_STEPS: '5' });
     // 4 steps, a sleep (not counted) and `last`: five ctx.step calls, at the limit.
-    const fits = await submit(a, { type: 'durable', input: { steps: 4, sleepMs: 10, quiet: true } });
+    const fits = await submit(a, {
+      type: 'durable',
+      input: { steps: 4, sleepMs: 10, quiet: true },
+    });
     // 5 steps and `last`: the sixth call is one too many.
     const over = await submit(a, { type: 'durable', input: { steps: 5, quiet: true } });
     const ok = await until(a, fits, terminal, 'terminal');
@@ -205,7 +212,10 @@ describe('durable steps: a sleep in progress (item 8)', () => {
   it('shows waiting with until, then completed when it ended; lastUpdatedAt never in the future', async () => {
     const a = await api();
     await worker(a.prefix);
-    const id = await submit(a, { type: 'durable', input: { steps: 1, sleepMs: 2000, quiet: true } });
+    const id = await submit(a, {
+      type: 'durable',
+      input: { steps: 1, sleepMs: 2000, quiet: true },
+    });
     const sleeping = await until(
       a,
       id,

@@ -276,7 +276,6 @@ export const webhookPayloadSchema = z.object({
 });
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;
 
-
 /** Query of `GET /v1/jobs/<id>/steps` (issue 40): a page of a durable task's steps, oldest first. */
 export const stepsQuerySchema = z.strictObject({
   limit: queryInt(1, 1000).default(100),

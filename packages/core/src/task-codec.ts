@@ -1,5 +1,10 @@
 import { TASK_STATUSES, type TaskStatus } from './status.js';
-import { HANDLE_STEPS, type HandleFields, type StepSummary, type TaskRecord } from './task-record.js';
+import {
+  HANDLE_STEPS,
+  type HandleFields,
+  type StepSummary,
+  type TaskRecord,
+} from './task-record.js';
 
 /**
  * The hash field of each record property: the one place the record's Redis layout is written
@@ -84,18 +89,6 @@ export const FIELD = {
 /** The record field holding a durable task's step result: `st:<name>` (issue 29). */
 export function stepField(name: string): string {
   return `st:${name}`;
-}
-
-/** The record field of a durable task's step entry `n` (1, 2, …): `s<n>` (issue 40). */
-export const STEP_FIELD_PREFIX = 's';
-export function stepEntryField(n: number | string): string {
-  return `${STEP_FIELD_PREFIX}${n}`;
-}
-
-/** The step an event `n` recorded or changed, as it was then (JSON): `es<n>` (issue 40). */
-export const EVENT_STEP_FIELD_PREFIX = 'es';
-export function eventStepField(n: number | string): string {
-  return `${EVENT_STEP_FIELD_PREFIX}${n}`;
 }
 
 /**

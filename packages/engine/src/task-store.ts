@@ -222,7 +222,9 @@ export class TaskStore extends TaskReads {
   async start(
     id: string,
     fields: EventFields = {},
-  ): Promise<(TaskRecord & { stepResults: Map<string, string>; sleeping?: string | undefined }) | null> {
+  ): Promise<
+    (TaskRecord & { stepResults: Map<string, string>; sleeping?: string | undefined }) | null
+  > {
     const encoded = encodeRecord({ ...eventUpdate('start'), ...fields, updatedAt: Date.now() });
     const outcome = await startTask.run(this.redis, {
       keys: { task: this.keys.task(id), outbox: this.keys.outbox },

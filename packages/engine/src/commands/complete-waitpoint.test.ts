@@ -32,7 +32,10 @@ describe('complete-waitpoint', () => {
     expect(record['st:$waitpoint:1:data']).toBe('{"paid":true}');
     expect(record).toMatchObject({ msg: 'wp done', seq: '2' });
     // Appended to the steps (issue 40), and carried by its event (2).
-    expect(JSON.parse(record.s1!)).toMatchObject({ name: '$waitpoint:1:data', status: 'completed' });
+    expect(JSON.parse(record.s1!)).toMatchObject({
+      name: '$waitpoint:1:data',
+      status: 'completed',
+    });
     expect(record.sc).toBe('1');
     expect(JSON.parse(record.es2!)).toMatchObject({ name: '$waitpoint:1:data' });
     expect(await durable.completeWaitpoint('t', id, '$waitpoint:1', 2, 'again')).toEqual({
@@ -85,9 +88,9 @@ describe('complete-waitpoint', () => {
       retryAfterMs: 1000,
     });
     expect(await redis.hexists(keys.task(id), 'st:$waitpoint:1:data')).toBe(0);
-    expect((await durable.completeWaitpoint('t', id, '$waitpoint:1', big, 'm', '', 5000)).kind).toBe(
-      'ok',
-    );
+    expect(
+      (await durable.completeWaitpoint('t', id, '$waitpoint:1', big, 'm', '', 5000)).kind,
+    ).toBe('ok');
     const total = Number(await redis.hget(usage, '#total'));
     expect(total).toBeGreaterThan(2100);
     expect(await redis.hget(keys.task(id), 'ub')).toBe(String(total));

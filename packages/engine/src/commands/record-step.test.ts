@@ -66,9 +66,9 @@ describe('record-step', () => {
     });
     expect(await redis.hexists(keys.task(id), 'st:c')).toBe(0);
     // Not counted: a child batch or waitpoint still records, and a recorded step replays.
-    expect(await durable.recordStep(id, { name: '$waitpoint:1', value: '{}', maxSteps: 2 })).toEqual(
-      { kind: 'ok', ready: false },
-    );
+    expect(
+      await durable.recordStep(id, { name: '$waitpoint:1', value: '{}', maxSteps: 2 }),
+    ).toEqual({ kind: 'ok', ready: false });
     expect(await durable.recordStep(id, { name: 'a', value: '2', maxSteps: 2 })).toEqual({
       kind: 'exists',
       value: '1',
@@ -124,12 +124,19 @@ describe('record-step', () => {
       kind: 'ok',
       ready: false,
     });
-    const [total, ub] = [Number(await redis.hget(usage, '#total')), await redis.hget(keys.task(id), 'ub')];
+    const [total, ub] = [
+      Number(await redis.hget(usage, '#total')),
+      await redis.hget(keys.task(id), 'ub'),
+    ];
     expect(total).toBeGreaterThan(104);
     expect(Number(ub)).toBe(total);
     const big = JSON.stringify('x'.repeat(2000));
     const over = await durable.recordStep(id, { name: 'b', value: big, maxBytes: 1000 });
-    expect(over).toEqual({ kind: 'overBudget', usedBytes: total, retryAfterMs: expect.any(Number) });
+    expect(over).toEqual({
+      kind: 'overBudget',
+      usedBytes: total,
+      retryAfterMs: expect.any(Number),
+    });
     expect(await redis.hexists(keys.task(id), 'st:b')).toBe(0);
     // Without a budget it is counted, not refused.
     expect((await durable.recordStep(id, { name: 'b', value: big })).kind).toBe('ok');

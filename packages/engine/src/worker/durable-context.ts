@@ -4,12 +4,12 @@ import {
   type JobContext,
   type Waitpoint,
 } from '@longrun/core';
-import type { StepOutcome } from '../commands/index.js';
 import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { ContextRun } from './job-context.js';
 import { parkJob } from './park-job.js';
 import { RunParked } from './run-control.js';
+import { refusal } from './step-refusal.js';
 import { NO_STEPS } from './take-task.js';
 
 /** A parent waiting on children runs again this often at least (a wake-up lost in a crash). */
@@ -26,12 +26,6 @@ export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
   'sleep-past-expiry',
   'too-many-steps',
 ]);
-
-/**
- * A durable error that fails the task at once whatever its code: a step's `storage-budget`
- * (issue 40; a child's, the same code, is retried).
- */
-export class FinalDurableError extends DurableTaskError {}
 
 export interface DurableRun extends ContextRun {
   readonly durable: DurableStore;
@@ -291,24 +285,6 @@ export function durableCalls(run: DurableRun): DurableCalls {
         });
       }),
   };
-}
-
-/** The error a step refused by its record throws (issue 40): both fail the task. */
-function refusal(
-  name: string,
-  outcome: Extract<StepOutcome, { kind: 'tooMany' | 'overBudget' }>,
-): DurableTaskError {
-  if (outcome.kind === 'tooMany') {
-    return new DurableTaskError(
-      'too-many-steps',
-      `Step "${name}" is past the ${outcome.count} steps a task may record (LONGRUN_MAX_STEPS): split the work into child tasks`,
-    );
-  }
-  return new FinalDurableError(
-    'storage-budget',
-    `The result of step "${name}" does not fit the tenant's storage budget (${outcome.usedBytes} bytes used): room comes back in ${outcome.retryAfterMs} ms`,
-    outcome.retryAfterMs,
-  );
 }
 
 /** A step result as JSON, unless it is not JSON or over the size cap. */

@@ -2,7 +2,8 @@ import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { DurableTaskError, isTerminal, type JobCatalog } from '@longrun/core';
 import type { DurableStore } from '../durable-store.js';
-import { FATAL_DURABLE_CODES, FinalDurableError, type DurableRun } from './durable-context.js';
+import { FATAL_DURABLE_CODES, type DurableRun } from './durable-context.js';
+import { FinalDurableError } from './step-refusal.js';
 import type { DurableHost } from './durable-host.js';
 import type { CompletionBatch, CompletionSink } from '../completion-batch.js';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
@@ -15,6 +16,17 @@ import { recordRunFailure } from './run-failure.js';
 import { InputParked, RunControl, RunParked, RunTimedOut } from './run-control.js';
 
 /** What every run of a worker shares. */
+
+/** A run's limits from its worker's options, with their defaults (2 MiB results, 1 000 steps). */
+export function runLimits(opts: {
+  maxResultBytes?: number | undefined;
+  maxSteps?: number | undefined;
+}): { maxResultBytes: number; maxSteps: number } {
+  return {
+    maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
+    maxSteps: opts.maxSteps ?? 1000,
+  };
+}
 export interface RunDeps {
   store: TaskStore;
   /** Durable steps' writes (issue 29). */

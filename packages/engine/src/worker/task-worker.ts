@@ -14,7 +14,7 @@ import { firstRunTask, isFirstRun, takeTask } from './take-task.js';
 import { RunRegistry } from './run-control.js';
 import { MarkClock } from './mark-clock.js';
 import { RunSlots } from './run-slots.js';
-import { TaskRun, type RunEnd } from './task-run.js';
+import { runLimits, TaskRun, type RunEnd } from './task-run.js';
 import { activeTracer } from '../tracing/tracer.js';
 import { endRunSpan, traceRun } from '../tracing/spans.js';
 
@@ -61,9 +61,8 @@ export interface TaskWorkerOptions {
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap (2 MiB). */
   maxResultBytes?: number | undefined;
-  /** The most `ctx.step` calls a durable task records (`too-many-steps` past it); 0: no cap (1 000). */
+  /** Durable handlers: child tasks, `ctx.step` calls a task records (1 000); live types. */
   maxSteps?: number | undefined;
-  /** Child tasks of durable handlers (issue 29); which types live workers serve (give-backs). */
   durableHost?: DurableHost | undefined;
   liveTypes?: LiveTypes | undefined;
   /** Test seam: `afterPark` runs between parking a job and recording it (default: none). */
@@ -108,8 +107,7 @@ export class TaskWorker {
       completions: new CompletionBatch(this.store),
       catalog: opts.catalog,
       marks: new MarkClock(this.runningMarkMs),
-      maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
-      maxSteps: opts.maxSteps ?? 1000,
+      ...runLimits(opts),
       lockDurationMs: opts.lockDurationMs ?? 30_000,
       onActiveChange: opts.onActiveChange,
       logWarn: (obj, msg) => opts.logger.warn(obj, msg),
@@ -267,8 +265,7 @@ export class TaskWorker {
       this.runs.untrack(taskId, run.control);
     }
     const thrown = end.thrown;
-    // A completion's answer (completed, or refused) comes after the processor returned, to
-    // `completed` below.
+    // A completion's answer (completed, or refused) reaches `completed` below, after returning.
     if (end.outcome !== 'completing') {
       this.ended(job, task.type, end.outcome, started, span, thrown);
       if (end.outcome === 'failed') this.tellParent(task);
