@@ -15,12 +15,21 @@ local STEP_READ = {F.stepCount, F.stepTail, F.steps}
 
 -- Appends `entry` (a table) as the task's next step; `sc`, `tail`, `legacy` as STEP_READ read
 -- them. Adds its writes to `changes`; returns the entry's JSON (for its event) and its number.
+-- The tail is kept as text: appended to, and its oldest entry cut off at its end, never decoded
+-- (a 50-entry decode and encode made a step cost half as much again at step 1 000 as at 10).
+-- `},{"` is only ever an entry boundary: inside a JSON string a quote is always escaped.
 local function step_append(task, changes, sc, tail, legacy, entry)
-  local n, list = tonumber(sc), nil
+  local n = tonumber(sc)
+  local json = cjson.encode(entry)
   if n and tail then
-    list = cjson.decode(tail)
+    tail = string.sub(tail, 1, -2) .. ',' .. json .. ']'
+    if n + 1 > STEP_TAIL then
+      local cut = string.find(tail, '},{"', 1, true)
+      tail = '[' .. string.sub(tail, cut + 2)
+    end
   else
-    n, list = 0, {}
+    n = 0
+    local list = {}
     if legacy and legacy ~= '' and legacy ~= '[]' then
       local old = cjson.decode(legacy)
       for i, e in ipairs(old) do
@@ -28,20 +37,19 @@ local function step_append(task, changes, sc, tail, legacy, entry)
         changes[#changes + 1] = cjson.encode(e)
       end
       n = #old
-      for i = math.max(1, n - STEP_TAIL + 1), n do list[#list + 1] = old[i] end
+      for i = math.max(1, n - STEP_TAIL + 2), n do list[#list + 1] = cjson.encode(old[i]) end
       redis.call('HDEL', task, F.steps)
     end
+    list[#list + 1] = json
+    tail = '[' .. table.concat(list, ',') .. ']'
   end
   n = n + 1
-  local json = cjson.encode(entry)
-  list[#list + 1] = entry
-  if #list > STEP_TAIL then table.remove(list, 1) end
   changes[#changes + 1] = STEP_FIELD(n)
   changes[#changes + 1] = json
   changes[#changes + 1] = F.stepCount
   changes[#changes + 1] = tostring(n)
   changes[#changes + 1] = F.stepTail
-  changes[#changes + 1] = cjson.encode(list)
+  changes[#changes + 1] = tail
   return json, n
 end
 

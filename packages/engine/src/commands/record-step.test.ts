@@ -55,6 +55,19 @@ describe('record-step', () => {
     expect(JSON.parse((await redis.hget(keys.task(id), 's1'))!)).toMatchObject({ name: 's1' });
   });
 
+  it('cuts the oldest entry off the tail whatever its name holds', async () => {
+    const id = await task();
+    const odd = 'x},{"name":"y\\"},{"';
+    await durable.recordStep(id, { name: odd, value: '1' });
+    for (let i = 2; i <= 51; i++) await durable.recordStep(id, { name: `s${i}`, value: '1' });
+    const tail = JSON.parse((await redis.hget(keys.task(id), 'stail'))!) as { name: string }[];
+    expect(tail).toHaveLength(50);
+    expect(tail[0]!.name).toBe('s2');
+    const page = await durable.recordStep(id, { name: odd, value: '2' });
+    expect(page).toEqual({ kind: 'exists', value: '1' });
+    expect(JSON.parse((await redis.hget(keys.task(id), 's1'))!)).toMatchObject({ name: odd });
+  });
+
   it('past maxSteps a ctx.step is refused (too-many); $-named steps are not counted', async () => {
     const id = await task();
     await durable.recordStep(id, { name: 'a', value: '1', maxSteps: 2 });
