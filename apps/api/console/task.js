@@ -156,8 +156,19 @@ function renderFacts(dl, task) {
             'ol',
             { class: 'steps' },
             ...task.steps.map((s) =>
-              h('li', {}, h('code', {}, s.name), ` ${s.status}, ${time(s.endedAt)}`),
+              h(
+                'li',
+                {},
+                h('code', {}, s.name),
+                s.status === 'waiting'
+                  ? ` waiting until ${time(s.until)}`
+                  : ` ${s.status}, ${time(s.endedAt)}`,
+              ),
             ),
+            // The handle holds the newest 50 (issue 40): say how many there are in all.
+            task.stepCount > task.steps.length
+              ? h('li', { class: 'more' }, `the newest ${task.steps.length} of ${task.stepCount}`)
+              : null,
           )
         : null,
     ],
