@@ -54,8 +54,8 @@ export const sharedEnvShape = {
   LONGRUN_MAX_RESULT_BYTES: z.coerce.number().int().min(0).max(536_870_912).default(2_097_152),
   /**
    * The most `ctx.step` calls a durable task records (issue 40; sleeps, waits and children do
-   * not count); past it the step fails the task with `too-many-steps`. 0: no cap. Read by
-   * workers (they record the steps) and by the API (the `/steps` route and /v1/info-like views).
+   * not count); past it the step fails the task with `too-many-steps`. 0: no cap. One of the
+   * settings API and workers share: the workers, which record the steps, enforce it.
    */
   LONGRUN_MAX_STEPS: z.coerce.number().int().min(0).max(1_000_000).default(1000),
   /**
