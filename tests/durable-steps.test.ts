@@ -188,6 +188,8 @@ describe('durable steps: LONGRUN_MAX_STEPS', () => {
     const over = await submit(a, { type: 'durable', input: { steps: 5, quiet: true } });
     const ok = await until(a, fits, terminal, 'terminal');
     expect(ok.status, JSON.stringify(ok.error)).toBe('completed');
+    // A short sleep ends completed too (however soon the run went past it).
+    expect(ok.steps.find((s: { name: string }) => s.name === '$sleep:1').status).toBe('completed');
     const failed = await until(a, over, terminal, 'terminal');
     expect(failed.status).toBe('failed');
     expect(failed.error.code).toBe('too-many-steps');

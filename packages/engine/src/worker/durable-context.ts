@@ -165,13 +165,13 @@ export function durableCalls(run: DurableRun): DurableCalls {
           `The task expires at ${new Date(run.task.expiresAt).toISOString()}, before the sleep would end: submit it with a longer ttlMs`,
         );
       };
-      const recorded = run.task.steps.has(name);
       // Shown `waiting` until it ends (a sleep already over is recorded completed).
+      const waits = !run.task.steps.has(name) && wanted > Date.now();
       const { until } = await step(name, first, {
-        ...(wanted > Date.now() ? { sleepUntil: wanted } : {}),
+        ...(waits ? { sleepUntil: wanted } : {}),
         message: `sleeping until ${new Date(wanted).toISOString()}`,
       });
-      if (!recorded && wanted > Date.now()) openSleep = name;
+      if (waits) openSleep = name;
       if (Date.now() < until) await park(until);
       if (openSleep === name) {
         // Going on past it: its entry is completed now, when it really ended.
