@@ -51,7 +51,9 @@ local function write_event(task, cur, changes, outbox, channel, id, step)
   local now, new_progress, stepped = status, progress, step ~= nil
   for i = 1, #changes, 2 do
     if changes[i] == F.status then now = changes[i + 1]
-    elseif changes[i] == F.progress then new_progress = changes[i + 1] end
+    elseif changes[i] == F.progress then new_progress = changes[i + 1]
+    -- An older layout's whole list written (no script here writes it now): a step all the same.
+    elseif changes[i] == F.steps then stepped = true end
   end
   local done = done_progress(now, new_progress)
   if done then
