@@ -201,7 +201,7 @@ describe('durable tasks keep their promises under worker crashes', () => {
       const res = await rawRequest(api.url, { method: 'GET', path: `/v1/jobs/${id}`, key: KEY_A });
       for (const child of (res.body.childTaskIds ?? []) as string[]) children.add(child);
     }
-    for (let cursor: string | null = ''; cursor !== null; ) {
+    for (let cursor: string | null = ''; cursor !== null;) {
       const page = await rawRequest(api.url, {
         method: 'GET',
         path: `/v1/jobs?type=sleep&limit=100${cursor ? `&cursor=${cursor}` : ''}`,

@@ -165,6 +165,10 @@ function renderFacts(dl, task) {
                 s.endedAt ? [', ', time(s.endedAt)] : null,
               ),
             ),
+            // The handle holds the newest 50 (issue 40): say how many there are in all.
+            task.stepCount > task.steps.length
+              ? h('li', { class: 'more' }, `the newest ${task.steps.length} of ${task.stepCount}`)
+              : null,
           )
         : null,
     ],

@@ -25,6 +25,7 @@ import { problemsRouter } from './routes/problems.js';
 import { addReplayRoutes } from './routes/replay.js';
 import { addScheduleRoutes } from './routes/schedules.js';
 import { addWorkerRoutes } from './routes/worker.js';
+import { addStepRoutes } from './routes/steps.js';
 import { addWaitpointRoutes } from './routes/waitpoints.js';
 import { mountMcp } from './mcp/index.js';
 
@@ -143,6 +144,7 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
     [requireWorker(workerKeys, deps.keys)],
   );
   addWaitpointRoutes(app, deps.engine, before);
+  addStepRoutes(app, deps.engine, before);
   // The MCP door: the same engine and keys, 2025-11-25 (SDK) and Tasks V2 on one endpoint.
   mountMcp(app, {
     engine: deps.engine,

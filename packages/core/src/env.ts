@@ -53,6 +53,12 @@ export const sharedEnvShape = {
    */
   LONGRUN_MAX_RESULT_BYTES: z.coerce.number().int().min(0).max(536_870_912).default(2_097_152),
   /**
+   * The most `ctx.step` calls a durable task records (issue 40; sleeps, waits and children do
+   * not count); past it the step fails the task with `too-many-steps`. 0: no cap. One of the
+   * settings API and workers share: the workers, which record the steps, enforce it.
+   */
+  LONGRUN_MAX_STEPS: z.coerce.number().int().min(0).max(1_000_000).default(1000),
+  /**
    * Bytes one tenant's stored tasks may take (records, inputs, results, answers); 0 = no
    * budget. Unset: a quarter of Redis's `maxmemory`, 256 MiB without one (`tenantBudgetFor`).
    * Read by the API (submits) and by workers (durable tasks' children).

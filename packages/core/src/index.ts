@@ -6,6 +6,7 @@ export * from './schemas.js';
 export * from './schedule.js';
 export * from './task-record.js';
 export * from './task-codec.js';
+export * from './step-fields.js';
 export * from './lifecycle.js';
 export * from './job-type.js';
 export * from './jsonified.js';

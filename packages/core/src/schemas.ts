@@ -157,6 +157,15 @@ export const inputRequestSchema = z.object({
 });
 export type InputRequest = z.infer<typeof inputRequestSchema>;
 
+/**
+ * One step of a durable task: recorded (`endedAt`: when), or a sleep in progress (`waiting`
+ * until `until`).
+ */
+export const stepSchema = z.union([
+  z.object({ name: z.string(), status: z.literal('completed'), endedAt: z.iso.datetime() }),
+  z.object({ name: z.string(), status: z.literal('waiting'), until: z.iso.datetime() }),
+]);
+
 /** The task handle every task route answers with. */
 export const taskHandleSchema = z.object({
   resultType: z.literal('task'),
@@ -197,12 +206,15 @@ export const taskHandleSchema = z.object({
   parentTaskId: z.string().optional(),
   /** The child tasks this task's handler made, in order. */
   childTaskIds: z.array(z.string()).optional(),
-  /** A durable task's recorded steps (`ctx.step`, sleeps, children, waitpoints), in order. */
-  steps: z
-    .array(
-      z.object({ name: z.string(), status: z.literal('completed'), endedAt: z.iso.datetime() }),
-    )
-    .optional(),
+  /**
+   * A durable task's newest 50 steps (`ctx.step`, sleeps, children, waitpoints), oldest first;
+   * `GET /v1/jobs/{id}/steps` pages all of them (issue 40). Not on list items or events.
+   */
+  steps: z.array(stepSchema).optional(),
+  /** How many steps the durable task recorded. */
+  stepCount: z.int().optional(),
+  /** Only on an event (SSE, webhook): the step this event recorded or changed. */
+  step: stepSchema.optional(),
 });
 
 /**
@@ -263,3 +275,22 @@ export const webhookPayloadSchema = z.object({
   task: taskHandleSchema,
 });
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;
+
+/** Query of `GET /v1/jobs/<id>/steps` (issue 40): a page of a durable task's steps, oldest first. */
+export const stepsQuerySchema = z.strictObject({
+  limit: queryInt(1, 1000).default(100),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,40}$/, 'cursor must be a value returned as nextCursor')
+    .optional(),
+});
+
+/** `GET /v1/jobs/<id>/steps`: a page of the task's steps, oldest first. */
+export const stepPageSchema = z.object({
+  steps: z.array(stepSchema),
+  /** How many steps the task recorded. */
+  stepCount: z.int(),
+  /** Pass it as `cursor` for the next page; `null` after the last. */
+  nextCursor: z.string().nullable(),
+});
+export type StepPage = z.infer<typeof stepPageSchema>;

@@ -82,6 +82,30 @@ describe('the record codec', () => {
     ).not.toHaveProperty('scheduleId');
   });
 
+  it("reads a durable task's newest steps and count, in either layout, and never in a summary", () => {
+    const entry = (n: number) => ({ name: `s${n}`, status: 'completed' as const, endedAt: n });
+    const all = Array.from({ length: 60 }, (_, i) => entry(i + 1));
+    const base = hashOf(encodeRecord(record));
+    const read = (hash: Record<string, string>, fields: readonly string[] = HANDLE_FIELDS) =>
+      decodeHandle(
+        record.id,
+        fields.map((f) => hash[f] ?? null),
+      );
+    // Issue 40's layout: the count and the newest 50 as one field.
+    const now = {
+      ...base,
+      [FIELD.stepCount]: '60',
+      [FIELD.stepTail]: JSON.stringify(all.slice(10)),
+    };
+    expect(read(now)).toMatchObject({ stepCount: 60, steps: all.slice(10) });
+    // An older version's whole list (rolling upgrade): its newest 50, and its length.
+    const old = { ...base, [FIELD.steps]: JSON.stringify(all) };
+    expect(read(old)).toMatchObject({ stepCount: 60, steps: all.slice(10) });
+    expect(read(now, SUMMARY_FIELDS)).not.toHaveProperty('steps');
+    expect(read(old, SUMMARY_FIELDS)).not.toHaveProperty('steps');
+    expect(read(now, SUMMARY_FIELDS)?.stepCount).toBe(60);
+  });
+
   it('is null for a record that is gone', () => {
     expect(decodeRecord(record.id, {})).toBeNull();
     expect(

@@ -1,5 +1,10 @@
 import { TASK_STATUSES, type TaskStatus } from './status.js';
-import type { HandleFields, StepSummary, TaskRecord } from './task-record.js';
+import {
+  HANDLE_STEPS,
+  type HandleFields,
+  type StepSummary,
+  type TaskRecord,
+} from './task-record.js';
 
 /**
  * The hash field of each record property: the one place the record's Redis layout is written
@@ -40,8 +45,19 @@ export const FIELD = {
   parentTaskId: 'parent',
   /** The ids of the child tasks this task made, in order (JSON array). */
   childTaskIds: 'children',
-  /** The steps recorded so far, in order: `[{name, status, endedAt}]` (JSON array). */
+  /**
+   * An older version's summary of the steps, the whole list as one JSON array: read still (its
+   * task's first new step moves it into the entries below, lua/includes/steps.lua).
+   */
   steps: 'steps',
+  /** The number of step entries (`s<n>`, see `stepField`): the handle's `stepCount` (issue 40). */
+  stepCount: 'sc',
+  /** The newest HANDLE_STEPS entries, as one JSON array: what a handle shows. */
+  stepTail: 'stail',
+  /** Bookkeeping: the `ctx.step` calls recorded (held to LONGRUN_MAX_STEPS). */
+  stepCalls: 'scalls',
+  /** Bookkeeping: the sleep in progress, `<entry number> <name>` ('' or absent: none). */
+  sleeping: 'sw',
   /** Bookkeeping: children that reached a terminal status (each counted once, see `cd:<id>`). */
   childrenDone: 'cdone',
   /** Bookkeeping: children made so far (the length of `children`). */
@@ -121,6 +137,7 @@ const KINDS: Record<keyof TaskRecord, Kind> = {
   parentTaskId: 'string',
   childTaskIds: 'json',
   steps: 'json',
+  stepCount: 'int',
 };
 
 /** What a write may carry: any record property; `inputRequest: null` clears it. */
@@ -184,13 +201,15 @@ export const HANDLE_FIELDS = [
   FIELD.contextId,
   FIELD.parentTaskId,
   FIELD.childTaskIds,
+  FIELD.stepCount,
+  // Last, so that a summary (SUMMARY_FIELDS) is this list without them.
   FIELD.steps,
-  // Last, so that a summary (SUMMARY_FIELDS) is this list without it.
+  FIELD.stepTail,
   FIELD.result,
 ] as const;
 
-/** A list item's fields: the handle's without its result (HANDLE_FIELDS less the last). */
-export const SUMMARY_FIELDS = HANDLE_FIELDS.slice(0, -1);
+/** A list item's fields: the handle's without its steps and result (HANDLE_FIELDS less 3). */
+export const SUMMARY_FIELDS = HANDLE_FIELDS.slice(0, -3);
 
 /** Each handle field's place in `HANDLE_FIELDS`: `decodeHandle` reads values by name, not by hand-counted positions. */
 const AT = Object.fromEntries(HANDLE_FIELDS.map((f, i) => [f, i])) as Record<
@@ -225,10 +244,12 @@ export function decodeHandle(id: string, values: readonly (string | null)[]): Ha
     at(FIELD.traceparent),
     at(FIELD.contextId),
   ];
-  const [parent, children, steps] = [
+  const [parent, children, steps, stepCount, tail] = [
     at(FIELD.parentTaskId),
     at(FIELD.childTaskIds),
     at(FIELD.steps),
+    at(FIELD.stepCount),
+    at(FIELD.stepTail),
   ];
   // The result is the last field: absent from a summary's read (SUMMARY_FIELDS).
   const result = at(FIELD.result);
@@ -253,7 +274,15 @@ export function decodeHandle(id: string, values: readonly (string | null)[]): Ha
   if (ctx) view.contextId = ctx;
   if (parent) view.parentTaskId = parent;
   if (children) view.childTaskIds = parseJson(id, FIELD.childTaskIds, children) as string[];
-  if (steps) view.steps = parseJson(id, FIELD.steps, steps) as StepSummary[];
+  if (stepCount) {
+    view.stepCount = checkInt(id, FIELD.stepCount, stepCount);
+    if (tail) view.steps = parseJson(id, FIELD.stepTail, tail) as StepSummary[];
+  } else if (steps) {
+    // An older version's whole list (until its task records a step here, or expires).
+    const all = parseJson(id, FIELD.steps, steps) as StepSummary[];
+    if (all.length > 0) view.stepCount = all.length;
+    view.steps = all.slice(-HANDLE_STEPS);
+  }
   if (result !== null && result !== undefined) view.result = parseJson(id, FIELD.result, result);
   return view;
 }

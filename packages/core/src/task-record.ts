@@ -55,16 +55,36 @@ export interface TaskRecord {
   parentTaskId?: string;
   /** The child tasks this task's handler made, in order. */
   childTaskIds?: string[];
-  /** The durable steps recorded so far (`ctx.step`, sleeps, children, waitpoints), in order. */
+  /**
+   * The newest durable steps (`ctx.step`, sleeps, children, waitpoints), oldest first: at most
+   * `HANDLE_STEPS` of them (issue 40; `GET /v1/jobs/{id}/steps` pages them all).
+   */
   steps?: StepSummary[];
+  /** How many steps the task recorded (all of them, not only those in `steps`). */
+  stepCount?: number;
 }
 
-/** One entry of a durable task's `steps` summary. */
-export interface StepSummary {
-  name: string;
-  status: 'completed';
-  /** When it was recorded (ms since the epoch); a sleep's: when it ends. */
-  endedAt: number;
+/** How many of its newest steps a handle carries (`stail` in lua/includes/steps.lua). */
+export const HANDLE_STEPS = 50;
+
+/**
+ * One entry of a durable task's steps: recorded (`endedAt`, when it was written; a sleep's, when
+ * the run went on past it), or a sleep in progress (`waiting` until `until`).
+ */
+export type StepSummary =
+  | { name: string; status: 'completed'; endedAt: number }
+  | { name: string; status: 'waiting'; until: number };
+
+/** A step as the API shows it: its times as ISO strings. */
+export type StepView =
+  | { name: string; status: 'completed'; endedAt: string }
+  | { name: string; status: 'waiting'; until: string };
+
+/** @example stepView({ name: 'a', status: 'completed', endedAt: 0 }).endedAt // '1970-…Z' */
+export function stepView(s: StepSummary): StepView {
+  return s.status === 'waiting'
+    ? { name: s.name, status: 'waiting', until: new Date(s.until).toISOString() }
+    : { name: s.name, status: 'completed', endedAt: new Date(s.endedAt).toISOString() };
 }
 
 /**
@@ -93,6 +113,7 @@ export type HandleFields = Pick<
   | 'parentTaskId'
   | 'childTaskIds'
   | 'steps'
+  | 'stepCount'
 >;
 
 /** One entry of a task's event stream: the state right after a change. */
@@ -103,10 +124,14 @@ export interface TaskEvent {
   statusMessage: string;
   updatedAt: number;
   progress?: number | Record<string, unknown>;
+  /** The durable step this event recorded or changed (issue 40: an event carries only it). */
+  step?: StepSummary;
 }
 
 /**
- * The handle as it was at `event`: the record's fields with the event's state laid over them.
+ * The handle as it was at `event`: without the task's steps, with the one step the event
+ * recorded or changed (`step`), so that a stream of a 1 000-step task does not carry its list
+ * 1 000 times: the record's fields with the event's state laid over them.
  * @example handleAt(record, event, 5000).status // event.status
  */
 export function handleAt(
@@ -120,8 +145,11 @@ export function handleAt(
     statusMessage: event.statusMessage,
     updatedAt: event.updatedAt,
   };
+  delete at.steps;
   if (event.progress !== undefined) at.progress = event.progress;
-  return toHandle(at, pollIntervalMs);
+  const handle = toHandle(at, pollIntervalMs);
+  if (event.step) handle.step = stepView(event.step);
+  return handle;
 }
 
 /**
@@ -159,12 +187,7 @@ export function toHandle(record: HandleFields, pollIntervalMs: number): TaskHand
   if (record.contextId) handle.contextId = record.contextId;
   if (record.parentTaskId) handle.parentTaskId = record.parentTaskId;
   if (record.childTaskIds?.length) handle.childTaskIds = record.childTaskIds;
-  if (record.steps?.length) {
-    handle.steps = record.steps.map((s) => ({
-      name: s.name,
-      status: s.status,
-      endedAt: new Date(s.endedAt).toISOString(),
-    }));
-  }
+  if (record.steps?.length) handle.steps = record.steps.map(stepView);
+  if (record.stepCount) handle.stepCount = record.stepCount;
   return handle;
 }

@@ -31,26 +31,39 @@ for i = 1, ITEMS do
   changes[#changes + 1] = item.value
 end
 write_event(KEY.task, cur, changes, KEY.outbox, ARG.channel, ARG.id)
-local names = {}
-for _, field in pairs(F) do names[#names + 1] = field end
-local values = redis.call('HMGET', KEY.task, unpack(names))
+local all = {}
+for _, field in pairs(F) do all[#all + 1] = field end
+local values = redis.call('HMGET', KEY.task, unpack(all))
 local record = {}
-for i, field in ipairs(names) do
+for i, field in ipairs(all) do
   if values[i] then
     record[#record + 1] = field
     record[#record + 1] = values[i]
   end
 end
-local results = {}
-local steps = redis.call('HGET', KEY.task, F.steps)
-if steps and steps ~= '' and steps ~= '[]' then
+-- Every recorded step's result (issue 29), by the names its entries (issue 40) and an older
+-- version's `steps` list give, read a thousand fields per HMGET (Lua's unpack has a limit).
+local names = {}
+local count = tonumber(redis.call('HGET', KEY.task, F.stepCount) or '0')
+for from = 1, count, 1000 do
   local fields = {}
-  local list = cjson.decode(steps)
-  for i, step in ipairs(list) do fields[i] = 'st:' .. step.name end
+  for n = from, math.min(count, from + 999) do fields[#fields + 1] = STEP_FIELD(n) end
+  for _, entry in ipairs(redis.call('HMGET', KEY.task, unpack(fields))) do
+    if entry then names[#names + 1] = cjson.decode(entry).name end
+  end
+end
+local legacy = redis.call('HGET', KEY.task, F.steps)
+if legacy and legacy ~= '' and legacy ~= '[]' then
+  for _, step in ipairs(cjson.decode(legacy)) do names[#names + 1] = step.name end
+end
+local results = {}
+for from = 1, #names, 1000 do
+  local fields = {}
+  for i = from, math.min(#names, from + 999) do fields[#fields + 1] = 'st:' .. names[i] end
   local got = redis.call('HMGET', KEY.task, unpack(fields))
-  for i, step in ipairs(list) do
+  for i = 1, #fields do
     if got[i] then
-      results[#results + 1] = step.name
+      results[#results + 1] = names[from + i - 1]
       results[#results + 1] = got[i]
     end
   end

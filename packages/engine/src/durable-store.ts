@@ -18,8 +18,14 @@ export interface StepWrite {
   name: string;
   /** Its result, as JSON. */
   value: string;
-  /** The summary's `endedAt` (a sleep's: its end). */
-  endedAt?: number | undefined;
+  /** A sleep's end: the step is shown `waiting` until then (issue 40). */
+  sleepUntil?: number | undefined;
+  /** The sleep the run went on past: its entry is completed now. */
+  ended?: string | undefined;
+  /** The most `ctx.step` calls the task records (`LONGRUN_MAX_STEPS`; 0 or unset: no cap). */
+  maxSteps?: number | undefined;
+  /** The tenant's storage budget the step is held to (0 or unset: none). */
+  maxBytes?: number | undefined;
   /** The event's statusMessage ('' keeps it; a children wait makes its own). */
   message?: string | undefined;
   /** What the task waits for when it parks next: 'children', 'wp:<step>', or '' (nothing). */
@@ -48,17 +54,23 @@ export class DurableStore {
         id,
         name: step.name,
         value: step.value,
-        endedAt: step.endedAt ?? Date.now(),
+        now: Date.now(),
         message: step.message ?? '',
         wait: step.wait ?? '',
         children: step.children?.length ? JSON.stringify(step.children) : '',
+        sleepUntil: step.sleepUntil ?? '',
+        ended: step.ended ?? '',
+        maxSteps: step.maxSteps ?? 0,
+        openPrefix: this.keys.tenantPrefix,
+        maxBytes: step.maxBytes ?? 0,
       },
     });
   }
 
   /**
    * Stores a waitpoint's data (`tenant`'s task only), once. `op`: the call's own id, so that a
-   * second run of it by Redis answers as the first (`TaskStore.transition`'s `op`).
+   * second run of it by Redis answers as the first (`TaskStore.transition`'s `op`). `maxBytes`:
+   * the tenant's storage budget the data is held to (0: none).
    */
   completeWaitpoint(
     tenant: string,
@@ -67,6 +79,7 @@ export class DurableStore {
     data: unknown,
     message: string,
     op = '',
+    maxBytes = 0,
   ): Promise<WaitpointOutcome> {
     return completeWaitpoint.run(this.redis, {
       keys: { task: this.keys.task(id), outbox: this.keys.outbox },
@@ -79,6 +92,8 @@ export class DurableStore {
         now: Date.now(),
         message,
         op,
+        openPrefix: this.keys.tenantPrefix,
+        maxBytes,
       },
     });
   }

@@ -34,6 +34,7 @@ export type {
 export type { BatchItemOutcome, BatchOutcome } from './engine/batch.js';
 export type { ReplayBatchOutcome, ReplayItem } from './engine/replay.js';
 export type { OpenWatch } from './engine/watch.js';
+export type { StepsOutcome } from './engine/step-page.js';
 export type { PushOutcome } from './task-messages.js';
 export type { Limited, TenantLimiter } from './tenant-limiter.js';
 export { QUEUE_STATES, type QueueCounts } from './task-queue.js';

@@ -12,6 +12,7 @@ export * from './stable-json.js';
 export * from './task-store.js';
 export * from './task-queue.js';
 export * from './task-log.js';
+export * from './durable-store.js';
 export * from './task-index.js';
 export * from './reconciler.js';
 export * from './worker/job-data.js';

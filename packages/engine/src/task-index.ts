@@ -63,6 +63,8 @@ export class TaskIndex {
         const [error, values] = replies[i] ?? [null, []];
         if (error) throw error;
         const view = decodeHandle(memberId(member), values as (string | null)[]);
+        // A list item carries no steps (issue 40), summary or full: the task's own GET has them.
+        if (view) delete view.steps;
         scanned += 1;
         after = member;
         if (!view) gone.push(member);

@@ -1,5 +1,12 @@
 import type { Redis } from 'ioredis';
-import { eventField, FIELD, type TaskEvent, type TaskStatus } from '@longrun/core';
+import {
+  eventField,
+  eventStepField,
+  FIELD,
+  type StepSummary,
+  type TaskEvent,
+  type TaskStatus,
+} from '@longrun/core';
 import type { TaskKeys } from './keys.js';
 
 /** The record's fields its newest event is made of, `seq` (its id) first. */
@@ -94,21 +101,32 @@ export class TaskLog {
     const replies =
       (await this.redis
         .pipeline()
-        .hmget(this.keys.task(id), ...STATE_FIELDS, ...window.map(eventField))
+        .hmget(
+          this.keys.task(id),
+          ...STATE_FIELDS,
+          ...window.map(eventField),
+          // The step each event recorded or changed, if any (issue 40).
+          ...window.map(eventStepField),
+        )
         .llen(this.keys.events(id))
         .exec()) ?? [];
     const values = (replies[0]?.[1] ?? []) as (string | null)[];
     if (!values[1]) return null;
     const state = values.slice(0, STATE_FIELDS.length);
     const past = new Map<number, TaskEvent>();
+    const steps = STATE_FIELDS.length + window.length;
     window.forEach((n, i) => {
       const entry = values[STATE_FIELDS.length + i];
-      if (entry) past.set(n, toEvent(entry));
+      if (entry) past.set(n, withStep(toEvent(entry), values[steps + i]));
     });
     const listed = Number(replies[1]?.[1] ?? 0);
     const legacy =
       listed > 0 ? (await this.redis.lrange(this.keys.events(id), 0, -1)).map(toEvent) : [];
-    return { seq: Number(state[0] ?? 0), current: stateEvent(state), past, legacy };
+    const seq = Number(state[0] ?? 0);
+    const current = stateEvent(state);
+    const at = window.indexOf(seq);
+    if (current && at >= 0) withStep(current, values[steps + at]);
+    return { seq, current, past, legacy };
   }
 }
 
@@ -136,5 +154,11 @@ function toEvent(entry: string): TaskEvent {
     updatedAt: raw.u,
   };
   if (raw.p) event.progress = JSON.parse(raw.p) as TaskEvent['progress'];
+  return event;
+}
+
+/** `event` with the step it recorded or changed (`step`, that step's JSON), if any. */
+function withStep(event: TaskEvent, step: string | null | undefined): TaskEvent {
+  if (step) event.step = JSON.parse(step) as StepSummary;
   return event;
 }

@@ -5,7 +5,9 @@ import {
   decodeRecord,
   FIELD,
   HANDLE_FIELDS,
+  stepEntryField,
   type HandleFields,
+  type StepSummary,
   type TaskRecord,
 } from '@longrun/core';
 import type { TaskKeys } from './keys.js';
@@ -90,6 +92,33 @@ export class TaskReads {
     const values = await this.redis.hmget(this.keys.task(id), ...HANDLE_FIELDS, FIELD.seq);
     const view = decodeHandle(id, values.slice(0, HANDLE_FIELDS.length));
     return view ? { view, seq: values[HANDLE_FIELDS.length] ?? '' } : null;
+  }
+
+  /**
+   * Up to `limit` of a durable task's steps from step `from` (1, 2, …), its tenant and its step
+   * count, in one `HMGET` (issue 40); `null` once the task is gone. A record an older version
+   * wrote keeps its whole list in one field: it is sliced.
+   */
+  async steps(
+    id: string,
+    from: number,
+    limit: number,
+  ): Promise<{ tenant: string; count: number; steps: StepSummary[] } | null> {
+    const entries = Array.from({ length: limit }, (_, i) => stepEntryField(from + i));
+    const [tenant, count, legacy, ...values] = await this.redis.hmget(
+      this.keys.task(id),
+      FIELD.tenant,
+      FIELD.stepCount,
+      FIELD.steps,
+      ...entries,
+    );
+    if (!tenant) return null;
+    if (!count && legacy) {
+      const all = JSON.parse(legacy) as StepSummary[];
+      return { tenant, count: all.length, steps: all.slice(from - 1, from - 1 + limit) };
+    }
+    const steps = values.flatMap((v) => (v ? [JSON.parse(v) as StepSummary] : []));
+    return { tenant, count: Number(count ?? 0), steps };
   }
 
   /** The BullMQ priority the task was submitted with, if any. */

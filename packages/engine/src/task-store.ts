@@ -222,7 +222,9 @@ export class TaskStore extends TaskReads {
   async start(
     id: string,
     fields: EventFields = {},
-  ): Promise<(TaskRecord & { stepResults: Map<string, string> }) | null> {
+  ): Promise<
+    (TaskRecord & { stepResults: Map<string, string>; sleeping?: string | undefined }) | null
+  > {
     const encoded = encodeRecord({ ...eventUpdate('start'), ...fields, updatedAt: Date.now() });
     const outcome = await startTask.run(this.redis, {
       keys: { task: this.keys.task(id), outbox: this.keys.outbox },
@@ -232,7 +234,9 @@ export class TaskStore extends TaskReads {
     if (outcome.kind !== 'ok') return null;
     const record = decodeRecord(id, outcome.hash);
     // A durable task's step results come with it (issue 29): its run replays them from memory.
-    return record && Object.assign(record, { stepResults: outcome.steps });
+    // And the sleep shown waiting, if any (`<n> <name>`), for the run that goes on past it.
+    const sleeping = /^\d+ (.+)$/s.exec(outcome.hash[FIELD.sleeping] ?? '')?.[1];
+    return record && Object.assign(record, { stepResults: outcome.steps, sleeping });
   }
 
   /** Deletes a terminal task, its index entry and its idempotency key. */

@@ -38,6 +38,7 @@ const BUDGET_READ_MS = 60_000;
 export class ChildTasks implements DurableHost {
   private engine: TaskEngine | undefined;
   private budgetReadAt = -Infinity;
+  private stepBudget = { bytes: 0, readAt: -Infinity };
 
   constructor(private readonly opts: ChildTasksOptions) {}
 
@@ -83,6 +84,17 @@ export class ChildTasks implements DurableHost {
     if (Date.now() - this.budgetReadAt < BUDGET_READ_MS) return;
     engine.setTenantMaxBytes(tenantBudgetFor(await readMaxMemory(this.opts.connection)));
     this.budgetReadAt = Date.now();
+  }
+
+  /** The budget durable steps are held to (issue 40): the children's, read as they read it. */
+  async storageBudget(): Promise<number> {
+    const given = this.opts.tenantMaxBytes;
+    if (given !== undefined) return given;
+    if (Date.now() - this.stepBudget.readAt >= BUDGET_READ_MS) {
+      const bytes = tenantBudgetFor(await readMaxMemory(this.opts.connection));
+      this.stepBudget = { bytes, readAt: Date.now() };
+    }
+    return this.stepBudget.bytes;
   }
 
   childOutcomes(ids: readonly string[]): Promise<(ChildOutcome | null)[]> {

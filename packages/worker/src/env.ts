@@ -127,6 +127,7 @@ export function workerOptionsFromEnv(
     maxStalledCount: c.LONGRUN_MAX_STALLED_COUNT,
     runningMarkMs: c.LONGRUN_RUNNING_MARK_MS,
     maxResultBytes: c.LONGRUN_MAX_RESULT_BYTES,
+    maxSteps: c.LONGRUN_MAX_STEPS,
     shutdownGraceMs: c.LONGRUN_SHUTDOWN_GRACE_MS,
     logLevel: c.LOG_LEVEL,
     logFormat: c.LONGRUN_LOG_FORMAT,

@@ -66,6 +66,11 @@ export interface WorkerOptions {
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task with `result-too-large` (default 2 MiB; 0: no cap). */
   maxResultBytes?: number | undefined;
+  /**
+   * The most `ctx.step` calls a durable task records (default 1 000; 0: no cap): past it the step
+   * throws `DurableTaskError` with code `too-many-steps` and the task fails.
+   */
+  maxSteps?: number | undefined;
   /** How long `close()` waits for running handlers before leaving them to stall recovery (30 s). */
   shutdownGraceMs?: number | undefined;
   /** A pino-compatible logger (default: pino at `logLevel` in `logFormat`, named `longrun-worker`). */
@@ -126,6 +131,7 @@ const settingsSchema = z.object({
   shutdownGraceMs: int(0, 86_400_000).optional(),
   heartbeatMs: int(100, 600_000).optional(),
   maxResultBytes: int(0, 512 * 1024 * 1024).optional(),
+  maxSteps: int(0, 1_000_000).optional(),
   logFormat: z.enum(['auto', 'json', 'pretty']).optional(),
 });
 

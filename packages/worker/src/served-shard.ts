@@ -73,6 +73,7 @@ export class ServedShard {
       maxStalledCount: opts.maxStalledCount,
       runningMarkMs: opts.runningMarkMs,
       maxResultBytes: opts.maxResultBytes,
+      maxSteps: opts.maxSteps,
       logger,
       onRun: metrics.onRun,
       onQueueWait: metrics.onQueueWait,

@@ -77,6 +77,7 @@ export function waitpointProblem(
 ): Problem {
   if (outcome.kind === 'notFound') return taskNotFound();
   if (outcome.kind === 'invalid') return invalidProblem(outcome);
+  if (outcome.kind === 'overBudget') return storageBudgetProblem(outcome);
   if (outcome.kind === 'taskFinished') {
     return conflictProblem(
       { kind: 'conflict', reason: 'terminal', status: outcome.status },
@@ -117,17 +118,26 @@ export function submitProblem(
         retryAfter,
       });
     case 'overBudget':
-      return new Problem({
-        status: 429,
-        title: 'Storage budget used up',
-        detail: `This tenant's stored tasks take ${outcome.usedBytes} bytes of its ${outcome.maxBytes}-byte storage budget; delete finished tasks you have collected (DELETE /v1/jobs/{id}) or wait for them to expire`,
-        code: 'storage-budget',
-        retryAfter: Math.max(1, Math.ceil(outcome.retryAfterMs / 1000)),
-      });
+      return storageBudgetProblem(outcome);
     case 'keyReused':
     case 'keyInFlux':
       return idempotencyProblem(outcome.kind, 'task');
   }
+}
+
+/** The tenant's storage budget has no room for what was sent (a submit, waitpoint data): 429. */
+function storageBudgetProblem(outcome: {
+  usedBytes: number;
+  maxBytes: number;
+  retryAfterMs: number;
+}): Problem {
+  return new Problem({
+    status: 429,
+    title: 'Storage budget used up',
+    detail: `This tenant's stored tasks take ${outcome.usedBytes} bytes of its ${outcome.maxBytes}-byte storage budget; delete finished tasks you have collected (DELETE /v1/jobs/{id}) or wait for them to expire`,
+    code: 'storage-budget',
+    retryAfter: Math.max(1, Math.ceil(outcome.retryAfterMs / 1000)),
+  });
 }
 
 /** An Idempotency-Key used with another body (`422`), or whose task or schedule is in flux. */

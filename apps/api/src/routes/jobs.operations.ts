@@ -257,7 +257,8 @@ export const streamJobEvents: Operation = {
   summary: 'Stream task events (Server-Sent Events)',
   description: [
     'Starts with a `retry:` line and the current handle, then one event per status or',
-    'progress change; closes after the terminal event. Each `data:` line is a `TaskHandle`.',
+    'progress change; closes after the terminal event. Each `data:` line is a `TaskHandle`;',
+    "an event's handle carries the durable step it recorded or changed (`step`), not `steps`.",
     'Comment lines (`: ping`) every 15 s keep proxies from closing the stream. Resume with',
     '`Last-Event-ID` (or `?lastEventId=`): nothing after that id is skipped.',
   ].join(' '),

@@ -7,6 +7,7 @@ import { JOB_OPERATIONS } from './jobs.operations.js';
 import { getProblemType, listProblemTypes } from './problems.operations.js';
 import { REPLAY_OPERATIONS } from './replay.operations.js';
 import { SCHEDULE_OPERATIONS } from './schedules.operations.js';
+import { STEP_OPERATIONS } from './steps.operations.js';
 import { WORKER_OPERATIONS } from './worker.operations.js';
 import { WAITPOINT_OPERATIONS } from './waitpoints.operations.js';
 
@@ -20,6 +21,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...SCHEDULE_OPERATIONS,
   listJobTypes,
   ...JOB_OPERATIONS,
+  ...STEP_OPERATIONS,
   ...REPLAY_OPERATIONS,
   ...WORKER_OPERATIONS,
   ...WAITPOINT_OPERATIONS,

@@ -21,7 +21,7 @@ export const completeWaitpoint: Operation = {
   operationId: 'completeWaitpoint',
   summary: 'Complete a waitpoint of a durable task',
   description:
-    "A durable handler's `ctx.createWaitpoint()` hands out an id; posting `{data}` here with the tenant's key completes it once, and the task waiting on it (`ctx.waitFor`) resumes with `data`.",
+    "A durable handler's `ctx.createWaitpoint()` hands out an id; posting `{data}` here with the tenant's key completes it once, and the task waiting on it (`ctx.waitFor`) resumes with `data`. The data counts against the tenant's storage budget: `429` `storage-budget` (with `Retry-After`) when it does not fit, as for a submit.",
   pathParameters: [
     {
       name: 'id',

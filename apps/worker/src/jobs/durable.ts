@@ -12,7 +12,7 @@ export const durableJob = defineJobType({
   name: 'durable',
   input: z
     .strictObject({
-      steps: z.int().min(0).max(100).default(0),
+      steps: z.int().min(0).max(2000).default(0),
       holdStep: z.int().min(1).max(100).optional(),
       holdMs: z.int().min(0).max(600_000).default(0),
       sleepMs: z.int().min(0).max(86_400_000).optional(),
@@ -29,6 +29,8 @@ export const durableJob = defineJobType({
         .min(0)
         .max(64 * 1024 * 1024)
         .optional(),
+      /** How many steps of `bigStepBytes` (`big`, `big2`, …). */
+      bigSteps: z.int().min(1).max(100).default(1),
     })
     .describe(
       'A durable task: steps recorded once each, a sleep, a question, child tasks and a waitpoint, each as its input asks.',
@@ -47,8 +49,9 @@ export const durableJob = defineJobType({
       );
     }
     if (input.repeatStep) await ctx.step('s1', () => 'again');
-    if (input.bigStepBytes !== undefined)
-      await ctx.step('big', () => 'x'.repeat(input.bigStepBytes!));
+    for (let i = 1; input.bigStepBytes !== undefined && i <= input.bigSteps; i++) {
+      await ctx.step(i === 1 ? 'big' : `big${i}`, () => 'x'.repeat(input.bigStepBytes!));
+    }
     if (input.sleepMs !== undefined) await ctx.sleep(input.sleepMs);
     const answer = input.ask
       ? await ctx.requestInput({ message: 'go on?', schema: z.object({ go: z.boolean() }) })

@@ -41,15 +41,18 @@ end
 -- Applies `changes` ({field, value, …}) to the task whose state `cur` read_event read, as one
 -- event: the state it replaces becomes field EVENT_FIELD(seq), the record is event seq + 1. The
 -- change is announced (PUBLISH of its id), and put in the webhook outbox when the task has a
--- callback and its status changed or a durable step was recorded (the `steps` summary changed:
--- a step, sleep, child task or waitpoint, issue 29). Returns the new event's id, and the status now.
-local function write_event(task, cur, changes, outbox, channel, id)
+-- callback and its status changed or a durable step was recorded or changed (`step`, its entry's
+-- JSON: a step, sleep, child task or waitpoint, issue 29). That step is kept with the event
+-- (EVENT_STEP_FIELD, trimmed with it), so an event carries the one step it changed, not the
+-- task's list (issue 40). Returns the new event's id, and the status now.
+local function write_event(task, cur, changes, outbox, channel, id, step)
   local status, msg, progress, updated, callback = cur[1], cur[2], cur[3], cur[4], cur[6]
   local seq = tonumber(cur[5]) or 0
-  local now, new_progress, stepped = status, progress, false
+  local now, new_progress, stepped = status, progress, step ~= nil
   for i = 1, #changes, 2 do
     if changes[i] == F.status then now = changes[i + 1]
     elseif changes[i] == F.progress then new_progress = changes[i + 1]
+    -- An older layout's whole list written (no script here writes it now): a step all the same.
     elseif changes[i] == F.steps then stepped = true end
   end
   local done = done_progress(now, new_progress)
@@ -65,8 +68,12 @@ local function write_event(task, cur, changes, outbox, channel, id)
   seq = seq + 1
   changes[#changes + 1] = F.seq
   changes[#changes + 1] = tostring(seq)
+  if step then
+    changes[#changes + 1] = EVENT_STEP_FIELD(seq)
+    changes[#changes + 1] = step
+  end
   redis.call('HSET', task, unpack(changes))
-  if seq > HISTORY then redis.call('HDEL', task, EVENT_FIELD(seq - HISTORY)) end
+  if seq > HISTORY then redis.call('HDEL', task, EVENT_FIELD(seq - HISTORY), EVENT_STEP_FIELD(seq - HISTORY)) end
   local eid = tostring(seq)
   if (now ~= status or stepped) and callback and callback ~= '' then
     redis.call('XADD', outbox, '*', 'task', id, 'event', eid)

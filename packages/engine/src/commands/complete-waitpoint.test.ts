@@ -31,7 +31,13 @@ describe('complete-waitpoint', () => {
     const record = await redis.hgetall(keys.task(id));
     expect(record['st:$waitpoint:1:data']).toBe('{"paid":true}');
     expect(record).toMatchObject({ msg: 'wp done', seq: '2' });
-    expect(JSON.parse(record.steps!)[0]).toMatchObject({ name: '$waitpoint:1:data' });
+    // Appended to the steps (issue 40), and carried by its event (2).
+    expect(JSON.parse(record.s1!)).toMatchObject({
+      name: '$waitpoint:1:data',
+      status: 'completed',
+    });
+    expect(record.sc).toBe('1');
+    expect(JSON.parse(record.es2!)).toMatchObject({ name: '$waitpoint:1:data' });
     expect(await durable.completeWaitpoint('t', id, '$waitpoint:1', 2, 'again')).toEqual({
       kind: 'completed',
     });
@@ -68,6 +74,27 @@ describe('complete-waitpoint', () => {
       kind: 'absent',
     });
     expect(await redis.hexists(keys.task(id), 'st:$waitpoint:1:data')).toBe(0);
+  });
+
+  it("refuses data that would pass the tenant's storage budget (over-budget); data that fits counts", async () => {
+    const usage = keys.usage('t');
+    const now = Date.now();
+    await redis.hset(usage, `@${Math.ceil((now + 60_000) / 1000)}`, '100', '#total', '100');
+    const id = await task({ ub: '100', created: String(now), ttl: '60000' });
+    const big = 'x'.repeat(2000);
+    expect(await durable.completeWaitpoint('t', id, '$waitpoint:1', big, 'm', '', 1000)).toEqual({
+      kind: 'overBudget',
+      usedBytes: 100,
+      retryAfterMs: 1000,
+    });
+    expect(await redis.hexists(keys.task(id), 'st:$waitpoint:1:data')).toBe(0);
+    expect(
+      (await durable.completeWaitpoint('t', id, '$waitpoint:1', big, 'm', '', 5000)).kind,
+    ).toBe('ok');
+    const total = Number(await redis.hget(usage, '#total'));
+    expect(total).toBeGreaterThan(2100);
+    expect(await redis.hget(keys.task(id), 'ub')).toBe(String(total));
+    await redis.del(usage);
   });
 
   it('refuses a finished task', async () => {

@@ -68,6 +68,45 @@ describe('start-task', () => {
     expect(outcome.hash).not.toHaveProperty('st:a');
   });
 
+  it('returns the results its step entries name (issue 40), with an older list still there', async () => {
+    const id = randomUUID();
+    const entry = (name: string) => JSON.stringify({ name, status: 'completed', endedAt: 1 });
+    await redis.hset(keys.task(id), {
+      status: 'working',
+      tenant: 't',
+      seq: '1',
+      sc: '2',
+      s1: entry('a'),
+      s2: entry('$waitpoint:1'),
+      // An older worker's write after the move (a rolling upgrade): read too.
+      steps: JSON.stringify([{ name: 'old', status: 'completed', endedAt: 1 }]),
+      'st:a': '1',
+      'st:$waitpoint:1': '{}',
+      'st:old': '3',
+    });
+    const outcome = await start(id);
+    if (outcome.kind !== 'ok') throw new Error(outcome.kind);
+    expect([...outcome.steps]).toEqual([
+      ['a', '1'],
+      ['$waitpoint:1', '{}'],
+      ['old', '3'],
+    ]);
+  });
+
+  it('reads 2 500 entries (past what one unpack takes)', async () => {
+    const id = randomUUID();
+    const fields: Record<string, string> = { status: 'working', tenant: 't', seq: '1', sc: '2500' };
+    for (let n = 1; n <= 2500; n++) {
+      fields[`s${n}`] = JSON.stringify({ name: `s${n}`, status: 'completed', endedAt: 1 });
+      fields[`st:s${n}`] = String(n);
+    }
+    await redis.hset(keys.task(id), fields);
+    const outcome = await start(id);
+    if (outcome.kind !== 'ok') throw new Error(outcome.kind);
+    expect(outcome.steps.size).toBe(2500);
+    expect(outcome.steps.get('s2500')).toBe('2500');
+  });
+
   it('refuses a task that is not to be started (refused, current) and answers missing when gone', async () => {
     const id = randomUUID();
     await redis.hset(keys.task(id), { status: 'completed', tenant: 't', seq: '2' });

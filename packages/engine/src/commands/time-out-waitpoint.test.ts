@@ -26,7 +26,7 @@ describe('time-out-waitpoint (issue 40)', () => {
     const record = await redis.hgetall(keys.task(id));
     expect(record['st:$waitpoint:1:timeout']).toMatch(/^\d+$/);
     expect(record).toMatchObject({ msg: 'wp timed out', seq: '2' });
-    expect(JSON.parse(record.steps!)).toEqual([
+    expect(JSON.parse(record.stail!)).toEqual([
       expect.objectContaining({ name: '$waitpoint:1:timeout', status: 'completed' }),
     ]);
     expect(await durable.timeOutWaitpoint(id, '$waitpoint:1', 'again')).toEqual({ kind: 'ok' });

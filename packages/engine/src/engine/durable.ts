@@ -20,6 +20,7 @@ export type CompleteWaitpointOutcome =
   | { kind: 'alreadyCompleted' }
   | { kind: 'timedOut' }
   | { kind: 'taskFinished'; status: TaskStatus }
+  | { kind: 'overBudget'; usedBytes: number; maxBytes: number; retryAfterMs: number }
   | NotFound
   | Invalid;
 
@@ -28,6 +29,8 @@ export interface DurableDeps {
   redis<T>(operation: () => Promise<T>): Promise<T>;
   submit(tenant: string, body: unknown, opts: SubmitOptions): Promise<TickOutcome>;
   cancel(tenant: string, id: string): Promise<unknown>;
+  /** The tenant storage budget waitpoint data is held to (0: none), as submits are. */
+  budgetBytes?: () => number;
 }
 
 /**
@@ -59,6 +62,7 @@ export class DurableTasks implements DurableHost {
       };
     }
     const shard = this.deps.shards.of(taskId);
+    const maxBytes = this.deps.budgetBytes?.() ?? 0;
     const done = await this.deps.redis(() =>
       shard.durable.completeWaitpoint(
         tenant,
@@ -67,12 +71,14 @@ export class DurableTasks implements DurableHost {
         (body as { data: unknown }).data,
         `waitpoint ${wpId} completed`,
         randomUUID(),
+        maxBytes,
       ),
     );
     if (done.kind === 'absent') return notFound;
     if (done.kind === 'completed') return { kind: 'alreadyCompleted' };
     if (done.kind === 'timedOut') return { kind: 'timedOut' };
     if (done.kind === 'refused') return { kind: 'taskFinished', status: done.current };
+    if (done.kind === 'overBudget') return { ...done, maxBytes };
     if (done.wake) await this.promote(shard, taskId);
     return { kind: 'completed', taskId };
   }

@@ -5,6 +5,7 @@ import type { TaskEvents } from '../task-events.js';
 import type { TenantLimiter } from '../tenant-limiter.js';
 import type { Answers } from './answers.js';
 import type { DurableTasks } from './durable.js';
+import { stepPage, type StepsOutcome } from './step-page.js';
 import { submitBatch, type BatchOutcome } from './batch.js';
 import type { EngineMessages } from './engine-messages.js';
 import * as operations from './operations.js';
@@ -212,6 +213,11 @@ export class TaskEngine {
   /** The task's handle: one `HMGET` of what a handle shows; the input only when asked. */
   get(tenant: string, id: string, opts: { input?: boolean } = {}): Promise<GetOutcome> {
     return this.calls.get(tenant, id, opts);
+  }
+
+  /** A page of a durable task's steps, oldest first (`GET /v1/jobs/{id}/steps`, issue 40). */
+  steps(tenant: string, id: string, query: unknown): Promise<StepsOutcome> {
+    return stepPage({ shards: this.shards, redis: (op) => this.redis(op) }, tenant, id, query);
   }
 
   /** The tenant's tasks, newest first, as summaries (no result) unless `view=full`. */

@@ -1,4 +1,11 @@
-import { EVENT_FIELD_PREFIX, FIELD, LIFECYCLE, TERMINAL_STATUSES } from '@longrun/core';
+import {
+  EVENT_FIELD_PREFIX,
+  EVENT_STEP_FIELD_PREFIX,
+  FIELD,
+  LIFECYCLE,
+  STEP_FIELD_PREFIX,
+  TERMINAL_STATUSES,
+} from '@longrun/core';
 import { provideInclude } from './loader.js';
 
 /** A Lua string literal (field names and statuses are plain words; quoted defensively). */
@@ -10,7 +17,8 @@ const set = (names: readonly string[]) => `{${names.map((n) => `[${str(n)}] = tr
 /**
  * The include `generated/core`: the record's field names (`F.status`, `F.statusMessage`, …), the
  * terminal statuses (`TERMINAL[st]`) and the lifecycle table (`LIFECYCLE.answer.from[st]`,
- * `.to`, `.message`) and the field of a past event (`EVENT_FIELD(n)`, decision 57), built from
+ * `.to`, `.message`), the field of a past event (`EVENT_FIELD(n)`, decision 57), of the step an
+ * event changed (`EVENT_STEP_FIELD(n)`) and of a step entry (`STEP_FIELD(n)`, issue 40), built from
  * core's `FIELD`, `TERMINAL_STATUSES`, `LIFECYCLE` and `EVENT_FIELD_PREFIX` when a
  * script is first loaded, so that they stay defined once, in TypeScript.
  */
@@ -33,6 +41,8 @@ export function coreConstantsLua(): string {
     ...events,
     '}',
     `local function EVENT_FIELD(n) return ${str(EVENT_FIELD_PREFIX)} .. n end`,
+    `local function EVENT_STEP_FIELD(n) return ${str(EVENT_STEP_FIELD_PREFIX)} .. n end`,
+    `local function STEP_FIELD(n) return ${str(STEP_FIELD_PREFIX)} .. n end`,
     '',
   ].join('\n');
 }

@@ -7,10 +7,11 @@ import {
 } from '@longrun/core';
 import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
-import { jsonOnly, sleepEnd } from './durable-values.js';
+import { encodeStepResult, sleepEnd } from './durable-values.js';
 import type { ContextRun } from './job-context.js';
 import { parkJob } from './park-job.js';
 import { parkRun, RunParked } from './run-control.js';
+import { refusal } from './step-refusal.js';
 import { NO_STEPS } from './take-task.js';
 
 /** A parent waiting on children runs again this often at least (a wake-up lost in a crash). */
@@ -38,6 +39,7 @@ export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
   'sleep-invalid',
   // The children's outcomes are recorded: every later attempt would replay the same failure.
   'child-failed',
+  'too-many-steps',
 ]);
 
 export interface DurableRun extends ContextRun {
@@ -50,6 +52,8 @@ export interface DurableRun extends ContextRun {
    * finds it and ends it (issue 40).
    */
   readonly expiredGraceMs: number;
+  /** The most `ctx.step` calls a task records (`LONGRUN_MAX_STEPS`; 0: no cap). */
+  readonly maxSteps: number;
 }
 
 type DurableCalls = Pick<
@@ -92,6 +96,8 @@ export function durableCalls(run: DurableRun): DurableCalls {
   const counts = { sleep: 0, children: 0, waitpoint: 0 };
   let busy = false;
   const id = run.task.id;
+  /** The sleep recorded `waiting` and not yet ended (issue 40), by name. */
+  let openSleep = run.task.sleeping;
 
   /** One durable call at a time: two at once would race for the same slot and names. */
   async function exclusive<T>(work: () => Promise<T>): Promise<T> {
@@ -120,9 +126,17 @@ export function durableCalls(run: DurableRun): DurableCalls {
     if (stored !== undefined) return JSON.parse(stored) as Jsonified<T>;
     const value = await fn();
     if (run.control.aborted) throw run.control.stoppedBy;
-    const json = encode(name, value, run.maxResultBytes);
+    const json = encodeStepResult(name, value, run.maxResultBytes);
     const extra = typeof write === 'function' ? write(value) : write;
-    const outcome = await run.durable.recordStep(id, { ...extra, name, value: json });
+    const maxBytes = (await run.host?.storageBudget?.()) ?? 0;
+    const outcome = await run.durable.recordStep(id, {
+      ...extra,
+      name,
+      value: json,
+      maxSteps: run.maxSteps,
+      maxBytes,
+    });
+    if (outcome.kind === 'tooMany' || outcome.kind === 'overBudget') throw refusal(name, outcome);
     if (outcome.kind === 'missing' || outcome.kind === 'refused') {
       run.stopIfGone(
         outcome.kind === 'missing'
@@ -178,11 +192,19 @@ export function durableCalls(run: DurableRun): DurableCalls {
           `The task expires at ${new Date(run.task.expiresAt).toISOString()}, before the sleep would end: submit it with a longer ttlMs`,
         );
       };
+      // Shown `waiting` until it ends (a sleep already over is recorded completed).
+      const waits = !run.task.steps.has(name) && wanted > Date.now();
       const { until } = await step(name, first, {
-        endedAt: wanted,
+        ...(waits ? { sleepUntil: wanted } : {}),
         message: `sleeping until ${new Date(wanted).toISOString()}`,
       });
+      if (waits) openSleep = name;
       if (Date.now() < until) await park(until);
+      if (openSleep === name) {
+        // Going on past it: its entry is completed now, when it really ended.
+        await run.durable.recordStep(id, { name: '', value: '', ended: name });
+        openSleep = undefined;
+      }
     });
   }
 
@@ -309,27 +331,4 @@ export function durableCalls(run: DurableRun): DurableCalls {
         });
       }),
   };
-}
-
-/** A step result as JSON, unless it is not JSON or over the size cap. */
-function encode(name: string, value: unknown, max: number): string {
-  let json: string;
-  try {
-    json = JSON.stringify(value ?? null, jsonOnly) ?? 'null';
-  } catch (error) {
-    throw new DurableTaskError(
-      'step-result-not-json',
-      `The result of step "${name}" is not JSON: ${(error as Error).message}`,
-    );
-  }
-  if (max > 0 && json.length * 3 > max) {
-    const bytes = Buffer.byteLength(json);
-    if (bytes > max) {
-      throw new DurableTaskError(
-        'step-result-too-large',
-        `The result of step "${name}" is ${bytes} bytes of JSON, over the ${max}-byte limit (LONGRUN_MAX_RESULT_BYTES)`,
-      );
-    }
-  }
-  return json;
 }

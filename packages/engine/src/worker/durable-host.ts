@@ -21,4 +21,9 @@ export interface DurableHost {
   childOutcomes(ids: readonly string[]): Promise<(ChildOutcome | null)[]>;
   /** Counts a child's end in its parent and wakes the parent when it was the last. */
   childEnded(parentId: string, childId: string): Promise<void>;
+  /**
+   * The tenant storage budget a step's result is held to (issue 40), the one children are held
+   * to (0: none). Unset: steps are counted against it but never refused.
+   */
+  storageBudget?(): Promise<number>;
 }

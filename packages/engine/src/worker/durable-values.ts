@@ -63,3 +63,26 @@ export function jsonOnly(this: unknown, key: string, value: unknown): unknown {
 function notJson(key: string, what: string): Error {
   return new TypeError(`${what}${key === '' ? '' : ` at "${key}"`} does not come back from JSON`);
 }
+
+/** A step result as JSON, unless it is not JSON or over the size cap. */
+export function encodeStepResult(name: string, value: unknown, max: number): string {
+  let json: string;
+  try {
+    json = JSON.stringify(value ?? null, jsonOnly) ?? 'null';
+  } catch (error) {
+    throw new DurableTaskError(
+      'step-result-not-json',
+      `The result of step "${name}" is not JSON: ${(error as Error).message}`,
+    );
+  }
+  if (max > 0 && json.length * 3 > max) {
+    const bytes = Buffer.byteLength(json);
+    if (bytes > max) {
+      throw new DurableTaskError(
+        'step-result-too-large',
+        `The result of step "${name}" is ${bytes} bytes of JSON, over the ${max}-byte limit (LONGRUN_MAX_RESULT_BYTES)`,
+      );
+    }
+  }
+  return json;
+}

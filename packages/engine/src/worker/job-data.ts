@@ -39,6 +39,8 @@ export interface RunTask {
    * shared: replaced by a map of its own before a step is kept in it).
    */
   steps: ReadonlyMap<string, string>;
+  /** The name of the sleep the record shows `waiting` (issue 40), if any. */
+  sleeping?: string | undefined;
   /** The task's tenant (a first run: the job's). */
   tenant?: string | undefined;
 }

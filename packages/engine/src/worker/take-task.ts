@@ -62,6 +62,7 @@ export async function takeTask(store: TaskStore, job: Job): Promise<RunTask | nu
       parentTaskId: record.parentTaskId,
       tenant: record.tenant,
       steps: record.stepResults,
+      sleeping: record.sleeping,
     }
   );
 }

@@ -8,6 +8,7 @@ import {
   FATAL_DURABLE_CODES,
   type DurableRun,
 } from './durable-context.js';
+import { FinalDurableError } from './step-refusal.js';
 import type { DurableHost } from './durable-host.js';
 import type { CompletionBatch, CompletionSink } from '../completion-batch.js';
 import type { TaskStore, TransitionOutcome } from '../task-store.js';
@@ -20,6 +21,17 @@ import { recordRunFailure } from './run-failure.js';
 import { InputParked, parkedBy, RunControl, RunParked, RunTimedOut } from './run-control.js';
 
 /** What every run of a worker shares. */
+
+/** A run's limits from its worker's options, with their defaults (2 MiB results, 1 000 steps). */
+export function runLimits(opts: {
+  maxResultBytes?: number | undefined;
+  maxSteps?: number | undefined;
+}): { maxResultBytes: number; maxSteps: number } {
+  return {
+    maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
+    maxSteps: opts.maxSteps ?? 1000,
+  };
+}
 export interface RunDeps {
   store: TaskStore;
   /** Durable steps' writes (issue 29). */
@@ -32,6 +44,8 @@ export interface RunDeps {
   marks: MarkClock;
   /** A result whose JSON is longer fails the task (`result-too-large`); 0: no cap. */
   maxResultBytes: number;
+  /** The most `ctx.step` calls a task records (LONGRUN_MAX_STEPS; 0: no cap; unset: 1 000). */
+  maxSteps?: number | undefined;
   /** The workers' BullMQ `lockDuration`: a failed run checks that it still holds its job. */
   lockDurationMs: number;
   /** How long a task that ends `expired` stays readable (`LONGRUN_EXPIRED_GRACE_MS`; 10 min). */
@@ -102,6 +116,10 @@ export class TaskRun implements DurableRun, CompletionSink {
 
   get maxResultBytes(): number {
     return this.deps.maxResultBytes;
+  }
+
+  get maxSteps(): number {
+    return this.deps.maxSteps ?? 1000;
   }
 
   get faults(): FaultHooks | undefined {
@@ -261,7 +279,9 @@ export class TaskRun implements DurableRun, CompletionSink {
     const timedOut = error instanceof RunTimedOut;
     // A durable call's own error (issue 29) names its code; some fail the task at once.
     const durableCode = error instanceof DurableTaskError ? error.code : undefined;
-    const fatal = durableCode !== undefined && FATAL_DURABLE_CODES.has(durableCode);
+    const fatal =
+      error instanceof FinalDurableError ||
+      (durableCode !== undefined && FATAL_DURABLE_CODES.has(durableCode));
     const code = timedOut ? 'timeout' : durableCode;
     // A run whose job another run holds now leaves the task to it, as BullMQ leaves the job
     // (its moveToFailed refuses a stale lock): failing or retrying the task here would end the

@@ -14,7 +14,7 @@ import { firstRunTask, isFirstRun, takeTask } from './take-task.js';
 import { RunRegistry } from './run-control.js';
 import { MarkClock } from './mark-clock.js';
 import { RunSlots } from './run-slots.js';
-import { TaskRun, type RunEnd } from './task-run.js';
+import { runLimits, TaskRun, type RunEnd } from './task-run.js';
 import { activeTracer } from '../tracing/tracer.js';
 import { endRunSpan, traceRun } from '../tracing/spans.js';
 
@@ -60,7 +60,8 @@ export interface TaskWorkerOptions {
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap (2 MiB). */
   maxResultBytes?: number | undefined;
-  /** Child tasks of durable handlers (issue 29); which types live workers serve (give-backs). */
+  /** Durable handlers: child tasks, `ctx.step` calls a task records (1 000); live types. */
+  maxSteps?: number | undefined;
   durableHost?: DurableHost | undefined;
   liveTypes?: LiveTypes | undefined;
   /** Test seam: `afterPark` runs between parking a job and recording it (default: none). */
@@ -105,7 +106,7 @@ export class TaskWorker {
       completions: new CompletionBatch(this.store),
       catalog: opts.catalog,
       marks: new MarkClock(this.runningMarkMs),
-      maxResultBytes: opts.maxResultBytes ?? 2 * 1024 * 1024,
+      ...runLimits(opts),
       lockDurationMs: opts.lockDurationMs ?? 30_000,
       expiredGraceMs: opts.expiredGraceMs,
       onActiveChange: opts.onActiveChange,
@@ -263,8 +264,7 @@ export class TaskWorker {
       this.runs.untrack(taskId, run.control);
     }
     const thrown = end.thrown;
-    // A completion's answer (completed, or refused) comes after the processor returned, to
-    // `completed` below.
+    // A completion's answer (completed, or refused) reaches `completed` below, after returning.
     if (end.outcome !== 'completing') {
       this.ended(job, task.type, end.outcome, started, span, thrown);
       if (end.outcome === 'failed') this.tellParent(task);
