@@ -1,7 +1,15 @@
 // A form made from a question's JSON Schema (`inputRequest.schema`): strings (with their
 // formats), numbers with bounds, booleans, enums, nested objects and arrays, each with a label,
 // a hint naming its limits, and a place for its errors. Anything else is typed as JSON.
+// A schema comes from a worker and the API takes any within its size caps, so the form is
+// bounded whatever it says (issue 41, item 9): past `LIMITS`, a part is one JSON text area.
 import { h } from './dom.js';
+
+/**
+ * The most a form draws: `parts` (fields and groups) in all, groups `depth` deep, lists made
+ * with at most `items` items at first (`minItems`), selects of at most `options` choices.
+ */
+export const LIMITS = { parts: 100, depth: 4, items: 20, options: 200 };
 
 let seq = 0;
 const NUMBER = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
@@ -13,7 +21,7 @@ const NUMBER = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
  */
 export function answerForm(schema) {
   const fields = new Map();
-  const root = control(schema, 'input', 'Answer', true, fields, true);
+  const root = control(schema, 'input', 'Answer', true, { fields, left: LIMITS.parts }, 0);
   const summary = h('div', { class: 'error-summary', role: 'alert', hidden: true, tabindex: -1 });
   return {
     element: h('div', { class: 'answer-fields' }, summary, root.el),
@@ -82,7 +90,45 @@ function hint(s) {
   return parts.join('; ');
 }
 
-function control(s, path, name, required, fields, top = false) {
+/**
+ * How many parts `s` draws at `depth` (a field or a group: 1 each; a part drawn as JSON: 1),
+ * counting no further than `cap` (a schema as wide as its size cap allows costs little to size).
+ */
+function cost(s, depth, cap) {
+  if (!s || typeof s !== 'object' || asJson(s, depth)) return 1;
+  const type = typeOf(s);
+  if (type === 'object') {
+    let n = 1;
+    for (const sub of Object.values(s.properties ?? {})) {
+      n += cost(sub, depth + 1, cap - n);
+      if (n > cap) break;
+    }
+    return n;
+  }
+  if (type === 'array' && s.items && typeof s.items === 'object')
+    return 1 + Math.max(1, minItems(s)) * cost(s.items, depth + 1, cap);
+  return 1;
+}
+
+/** Whether `s` is beyond the form's bounds whatever the room left: typed as JSON. */
+function asJson(s, depth) {
+  if (Array.isArray(s.enum)) return s.enum.length > LIMITS.options;
+  const type = typeOf(s);
+  if (type !== 'object' && type !== 'array') return false;
+  if (depth > LIMITS.depth) return true;
+  if (type === 'object') return Object.keys(s.properties ?? {}).length >= LIMITS.parts;
+  return minItems(s) > LIMITS.items;
+}
+
+/** A list's `minItems` as a count (a schema may say anything: `"1e8"` is not made 10⁸ times). */
+const minItems = (s) =>
+  typeof s.minItems === 'number' && s.minItems > 0 ? Math.ceil(s.minItems) : 0;
+
+/** `s` drawn at `path`, taking its parts from `ctx.left` (the room left in the form). */
+function control(schema, path, name, required, ctx, depth) {
+  const s = schema && typeof schema === 'object' ? schema : {};
+  const { fields } = ctx;
+  const top = depth === 0;
   const id = `f${++seq}`;
   const text = hint(s);
   const hintEl = text ? h('p', { class: 'hint', id: `${id}-hint` }, text) : null;
@@ -113,6 +159,17 @@ function control(s, path, name, required, fields, top = false) {
       errorEl,
     );
   const type = typeOf(s);
+  // Too big to draw anywhere, or more than the room left: one part, typed as JSON. An object
+  // needs a part for each property (each takes what it needs of the room left when drawn).
+  const room = ctx.left;
+  const properties = Object.entries(s.properties ?? {});
+  const need = asJson(s, depth)
+    ? Infinity
+    : type === 'object'
+      ? 1 + properties.length
+      : cost(s, depth, room);
+  ctx.left -= 1;
+  if (need > room) return jsonArea(id, describedby, labelled, register, true);
 
   if (Array.isArray(s.enum)) {
     const select = h(
@@ -143,11 +200,15 @@ function control(s, path, name, required, fields, top = false) {
     return { el, read: () => box.checked };
   }
   if (type === 'object') {
-    const needed = new Set(s.required ?? []);
-    const parts = Object.entries(s.properties ?? {}).map(([key, sub]) => [
-      key,
-      control(sub, `${path}.${key}`, key, needed.has(key), fields),
-    ]);
+    const needed = new Set(Array.isArray(s.required) ? s.required : []);
+    const parts = properties.map(([key, sub], i) => {
+      // A part kept for each property after this one, so each has at least a JSON text area.
+      const kept = properties.length - i - 1;
+      ctx.left -= kept;
+      const part = control(sub, `${path}.${key}`, key, needed.has(key), ctx, depth + 1);
+      ctx.left += kept;
+      return [key, part];
+    });
     const legend = top ? null : h('legend', {}, title);
     const group = h(
       'fieldset',
@@ -171,18 +232,10 @@ function control(s, path, name, required, fields, top = false) {
     };
   }
   if (type === 'array' && s.items && typeof s.items === 'object')
-    return arrayControl(
-      s,
-      path,
-      title,
-      id,
-      hintEl,
-      errorEl,
-      describedby,
-      fields,
+    return arrayControl(s, path, title, { id, hintEl, errorEl, describedby }, ctx, depth, {
       register,
       required,
-    );
+    });
   if (type === 'string') {
     const long = s.maxLength === undefined || s.maxLength > 200;
     const inputType = { email: 'email', uri: 'url', date: 'date' }[s.format] ?? 'text';
@@ -213,6 +266,11 @@ function control(s, path, name, required, fields, top = false) {
     };
     return { el: labelled(input), read };
   }
+  return jsonArea(id, describedby, labelled, register, false);
+}
+
+/** A part typed as JSON (`bounded`: one the form's `LIMITS` left undrawn, which says so). */
+function jsonArea(id, describedby, labelled, register, bounded) {
   const area = h('textarea', { id, rows: 4, 'aria-describedby': describedby, class: 'mono' });
   register(area);
   const read = () => {
@@ -223,26 +281,22 @@ function control(s, path, name, required, fields, top = false) {
       return area.value;
     }
   };
-  return { el: labelled(h('div', {}, area)), read };
+  const note = bounded ? h('p', { class: 'hint' }, 'Typed as JSON (too large a form).') : null;
+  return { el: labelled(h('div', {}, note, area)), read };
 }
 
-function arrayControl(
-  s,
-  path,
-  title,
-  id,
-  hintEl,
-  errorEl,
-  describedby,
-  fields,
-  register,
-  required,
-) {
+function arrayControl(s, path, title, { id, hintEl, errorEl, describedby }, ctx, depth, how) {
+  const { fields } = ctx;
+  const { register, required } = how;
   const items = [];
   const list = h('ol', { class: 'items' });
+  let first = true;
   const add = () => {
     const i = items.length;
-    const part = control(s.items, `${path}.${i}`, `Item ${i + 1}`, true, fields);
+    // The first items (`minItems`) were counted in the form's room; each added later has a
+    // form's room of its own (one a click).
+    const room = first ? ctx : { fields, left: LIMITS.parts };
+    const part = control(s.items, `${path}.${i}`, `Item ${i + 1}`, true, room, depth + 1);
     const li = h('li', {}, part.el);
     items.push({ part, li, path: `${path}.${i}` });
     list.append(li);
@@ -267,7 +321,8 @@ function arrayControl(
   const sync = () => {
     removeButton.hidden = items.length === 0;
   };
-  for (let i = 0; i < (s.minItems ?? 0); i++) add();
+  for (let i = 0; i < minItems(s); i++) add();
+  first = false;
   sync();
   const group = h(
     'fieldset',
