@@ -2,8 +2,10 @@ import type { Redis } from 'ioredis';
 import {
   completeWaitpoint,
   noteChildDone,
+  noteChildren,
   recordStep,
   type ChildNote,
+  type ChildrenNote,
   type StepOutcome,
   type WaitpointOutcome,
 } from './commands/index.js';
@@ -85,6 +87,23 @@ export class DurableStore {
     return noteChildDone.run(this.redis, {
       keys: { task: this.keys.task(parentId) },
       args: { child: childId },
+    });
+  }
+
+  /**
+   * Records children of batch `batch` on their parent as they are made (`ids` from index `from`
+   * of the batch, the earliest of whose expiries is `expiresAt`): `refused` once it is cancelled.
+   */
+  noteChildren(
+    parentId: string,
+    batch: string,
+    from: number,
+    ids: readonly string[],
+    expiresAt: number,
+  ): Promise<ChildrenNote> {
+    return noteChildren.run(this.redis, {
+      keys: { task: this.keys.task(parentId) },
+      args: { batch, from, ids: JSON.stringify(ids), expiresAt },
     });
   }
 }

@@ -89,6 +89,14 @@ export class ChildTasks implements DurableHost {
     return this.tasks.durable.childOutcomes(ids);
   }
 
+  parentCancelled(task: {
+    id: string;
+    tenant?: string | undefined;
+    parentTaskId?: string | undefined;
+  }): Promise<boolean> {
+    return this.tasks.durable.parentCancelled(task);
+  }
+
   childEnded(parentId: string, childId: string): Promise<void> {
     return this.tasks.durable.childEnded(parentId, childId);
   }

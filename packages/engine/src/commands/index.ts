@@ -26,3 +26,4 @@ export { drainTaskMessages, type DrainReply } from './drain-task-messages.js';
 export { recordStep, type StepOutcome } from './record-step.js';
 export { completeWaitpoint, type WaitpointOutcome } from './complete-waitpoint.js';
 export { noteChildDone, type ChildNote } from './note-child-done.js';
+export { noteChildren, type ChildrenNote } from './note-children.js';

@@ -14,6 +14,12 @@ import type { ShardSet } from './shard-set.js';
 import type { SubmitOptions } from './submit.js';
 import type { TickOutcome } from './outcomes.js';
 
+/** A batch's children are recorded on their parent this many at a time as they are made. */
+const CHILDREN_PER_NOTE = 20;
+
+/** Children a parent's cancel cancels at once. */
+const CANCELS_AT_ONCE = 32;
+
 /** `POST /v1/waitpoints/{id}`'s outcome. */
 export type CompleteWaitpointOutcome =
   | { kind: 'completed'; taskId: string }
@@ -75,6 +81,12 @@ export class DurableTasks implements DurableHost {
     return { kind: 'completed', taskId };
   }
 
+  /**
+   * Makes a batch's children in order, recording them on the parent a chunk at a time as they are
+   * made (`note-children.lua`, issue 40): a cancel of the parent reads its children after its own
+   * write, so it finds every child recorded before it; a chunk made after it is refused, and
+   * cancelled here, and no more are made. Either side cancels each child.
+   */
   async createChildren(
     tenant: string,
     parentId: string,
@@ -82,13 +94,39 @@ export class DurableTasks implements DurableHost {
     key: string,
   ): Promise<string[]> {
     const ids: string[] = [];
-    for (const [i, task] of tasks.entries()) {
-      const outcome = await this.deps.submit(
-        tenant,
-        { type: task.type, input: task.input },
-        { idempotencyKey: `child:${parentId}:${key}:${i}`, parentTaskId: parentId },
+    let noted = 0;
+    let expiresAt = Infinity;
+    const note = async (): Promise<void> => {
+      if (noted === ids.length) return;
+      const chunk = ids.slice(noted);
+      const shard = this.deps.shards.of(parentId);
+      const done = await this.deps.redis(() =>
+        shard.durable.noteChildren(parentId, key, noted, chunk, expiresAt),
       );
+      if (done.kind !== 'ok') {
+        // The parent was cancelled (or is gone) while it made them: they go with it.
+        await this.cancelAll(tenant, chunk);
+        throw new Error(
+          `The parent task is ${done.kind === 'refused' ? done.current : 'gone'}: no more children made`,
+        );
+      }
+      noted = ids.length;
+      expiresAt = Infinity;
+    };
+    for (const [i, task] of tasks.entries()) {
+      let outcome: TickOutcome;
+      try {
+        outcome = await this.deps.submit(
+          tenant,
+          { type: task.type, input: task.input },
+          { idempotencyKey: `child:${parentId}:${key}:${i}`, parentTaskId: parentId },
+        );
+      } catch (error) {
+        await note();
+        throw error;
+      }
       if (outcome.kind === 'overBudget') {
+        await note();
         // As a submit would be refused (429): the tenant's stored tasks take its budget.
         throw new DurableTaskError(
           'storage-budget',
@@ -98,10 +136,15 @@ export class DurableTasks implements DurableHost {
         );
       }
       if (outcome.kind !== 'created' && outcome.kind !== 'replayed') {
+        await note();
         throw new Error(`Could not make child task ${i} (${task.type}): ${describe(outcome)}`);
       }
       ids.push(outcome.task.taskId);
+      const { createdAt, ttlMs } = outcome.task;
+      expiresAt = Math.min(expiresAt, Date.parse(createdAt) + ttlMs);
+      if (ids.length - noted >= CHILDREN_PER_NOTE) await note();
     }
+    await note();
     return ids;
   }
 
@@ -121,12 +164,42 @@ export class DurableTasks implements DurableHost {
     if (note === 'wake') await this.promote(shard, parentId);
   }
 
-  /** A cancelled task's open children are cancelled too; a cancelled child is counted. */
+  /**
+   * A cancelled task's open children are cancelled too, many at once (one by one, each cancelled
+   * running child freed a slot a queued sibling took); a cancelled child is counted. `view` is
+   * the task as read after the cancel's write: it holds every child recorded before it.
+   */
   async cancelled(tenant: string, view: HandleFields): Promise<void> {
     if (view.parentTaskId) await this.childEnded(view.parentTaskId, view.id).catch(() => undefined);
-    for (const child of view.childTaskIds ?? []) {
-      await this.deps.cancel(tenant, child).catch(() => undefined);
-    }
+    await this.cancelAll(tenant, view.childTaskIds ?? []);
+  }
+
+  /**
+   * Whether a child about to run must not, its parent having been cancelled (issue 40, item 4):
+   * then it is cancelled here, and counted. One read of the parent, for tasks with a parent only.
+   */
+  async parentCancelled(task: {
+    id: string;
+    tenant?: string | undefined;
+    parentTaskId?: string | undefined;
+  }): Promise<boolean> {
+    const parent = task.parentTaskId;
+    if (!parent || !isTaskId(parent)) return false;
+    const view = await this.deps.redis(() => this.deps.shards.of(parent).store.peek(parent));
+    if (view?.status !== 'cancelled') return false;
+    await this.deps.cancel(task.tenant ?? view.tenant ?? '', task.id).catch(() => undefined);
+    return true;
+  }
+
+  /** Cancels `ids`, `CANCELS_AT_ONCE` at a time; a child that ended already is passed over. */
+  private async cancelAll(tenant: string, ids: readonly string[]): Promise<void> {
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < ids.length) {
+        await this.deps.cancel(tenant, ids[next++]!).catch(() => undefined);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CANCELS_AT_ONCE, ids.length) }, lane));
   }
 
   /** Wakes a parked job (a delayed one); one that is not delayed runs anyway, or is gone. */

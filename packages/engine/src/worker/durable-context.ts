@@ -174,10 +174,8 @@ export function durableCalls(run: DurableRun): DurableCalls {
       const ids = await step(
         name,
         () => host.createChildren(tenant, id, tasks, name),
-        (made) => ({
-          message: `started ${made.length} child task${made.length === 1 ? '' : 's'}`,
-          children: made,
-        }),
+        // The children are on the parent already, recorded as they were made (note-children).
+        (made) => ({ message: `started ${made.length} child task${made.length === 1 ? '' : 's'}` }),
       );
       let check = await run.durable.recordStep(id, { name: '', value: '', wait: 'children' });
       if (!(check.kind === 'ok' && check.ready) && replayed) {

@@ -21,4 +21,13 @@ export interface DurableHost {
   childOutcomes(ids: readonly string[]): Promise<(ChildOutcome | null)[]>;
   /** Counts a child's end in its parent and wakes the parent when it was the last. */
   childEnded(parentId: string, childId: string): Promise<void>;
+  /**
+   * Whether a child task about to run must not because its parent was cancelled: then it is
+   * cancelled too (and counted). One read, for tasks with a parent only.
+   */
+  parentCancelled(task: {
+    id: string;
+    tenant?: string | undefined;
+    parentTaskId?: string | undefined;
+  }): Promise<boolean>;
 }

@@ -1,0 +1,121 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from './helpers/http.js';
+import type { Proc } from './helpers/processes.js';
+import { startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+
+// Issue 40, items 3 and 4: a durable parent's cancel reaches every child, whether the parent is
+// still making them or waits on them, and no child's handler starts once the cancel was received.
+// The real API in this process, a real worker process running the stock `durable` type whose
+// children are `sleep` tasks (60 s: they run until cancelled), the real Redis.
+
+const apis: InProcessApi[] = [];
+const procs: Proc[] = [];
+afterEach(async () => {
+  await Promise.allSettled(procs.splice(0).map((p) => p.kill()));
+  await Promise.allSettled(apis.splice(0).map((a) => a.close()));
+});
+
+async function setUp(concurrency: number): Promise<{ a: InProcessApi; w: Proc }> {
+  const a = await startInProcessApi();
+  apis.push(a);
+  const w = await startWorker(a.prefix, { LONGRUN_WORKER_CONCURRENCY: String(concurrency) });
+  procs.push(w);
+  return { a, w };
+}
+
+async function submit(a: InProcessApi, body: unknown): Promise<string> {
+  const res = await a.http('POST', '/v1/jobs', { body });
+  expect(res.status, res.text).toBe(202);
+  return res.body.taskId as string;
+}
+
+/** The worker's `task started` lines for `type` (one per handler run): task id and time. */
+function starts(w: Proc, type: string): { taskId: string; time: number }[] {
+  const out: { taskId: string; time: number }[] = [];
+  for (const line of w.lines) {
+    if (!line.includes('"msg":"task started"')) continue;
+    const entry = JSON.parse(line) as { taskId: string; type: string; time: number };
+    if (entry.type === type) out.push({ taskId: entry.taskId, time: entry.time });
+  }
+  return out;
+}
+
+/** Every `sleep` task of the tenant (the children: the test submits no other). */
+async function sleepTasks(a: InProcessApi): Promise<{ taskId: string; status: string }[]> {
+  const all: { taskId: string; status: string }[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const q = `/v1/jobs?type=sleep&limit=100${cursor ? `&cursor=${cursor}` : ''}`;
+    const res = await a.http('GET', q);
+    expect(res.status, res.text).toBe(200);
+    all.push(...(res.body.tasks as { taskId: string; status: string }[]));
+    cursor = res.body.nextCursor ?? undefined;
+    if (!cursor) return all;
+  }
+}
+
+const open = (tasks: { status: string }[]) =>
+  tasks.filter((t) => t.status === 'queued' || t.status === 'working');
+
+describe('durable tasks: a parent cancel reaches its children', () => {
+  it('cancelled 300 ms after submit while making 1 000 children: none left running or queued, none starts after the cancel', async () => {
+    const { a, w } = await setUp(8);
+    const id = await submit(a, {
+      type: 'durable',
+      input: { children: 1000, childSleepMs: 60_000 },
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const cancelSent = Date.now();
+    const res = await a.http('POST', `/v1/jobs/${id}/cancel`);
+    expect(res.status, res.text).toBe(200);
+    const answered = Date.now();
+    // Within 5 s of the answer no child is queued or working, and it stays so.
+    await waitFor(async () => (open(await sleepTasks(a)).length === 0 ? true : undefined), {
+      timeoutMs: 5_000,
+      intervalMs: 200,
+      what: 'no child queued or working',
+    });
+    expect(Date.now() - answered).toBeLessThan(5_000 + 2_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    const children = await sleepTasks(a);
+    expect(open(children)).toEqual([]);
+    expect(children.length).toBeGreaterThan(0);
+    expect(new Set(children.map((c) => c.status))).toEqual(new Set(['cancelled']));
+    // The parent knows every child it made (a later cancel or read finds them all).
+    const parent = (await a.http('GET', `/v1/jobs/${id}`)).body;
+    expect(parent.status).toBe('cancelled');
+    expect(new Set(parent.childTaskIds ?? [])).toEqual(new Set(children.map((c) => c.taskId)));
+    const late = starts(w, 'sleep').filter((s) => s.time > cancelSent);
+    expect(late, 'child handlers started after the cancel').toEqual([]);
+  }, 60_000);
+
+  it('cancelling a parent waiting on 200 children starts none of its queued children', async () => {
+    const { a, w } = await setUp(8);
+    const id = await submit(a, { type: 'durable', input: { children: 200, childSleepMs: 60_000 } });
+    const waiting = await waitFor(
+      async () => {
+        const h = (await a.http('GET', `/v1/jobs/${id}`)).body;
+        return String(h.statusMessage).startsWith('waiting for') ? h : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: 'the parent waiting on its children' },
+    );
+    expect(waiting.childTaskIds).toHaveLength(200);
+    // The worker's slots are all taken by children (7 or 8: the parent may still hold one).
+    await waitFor(async () => (starts(w, 'sleep').length >= 7 ? true : undefined), {
+      timeoutMs: 20_000,
+      what: 'children running',
+    });
+    const cancelSent = Date.now();
+    const res = await a.http('POST', `/v1/jobs/${id}/cancel`);
+    expect(res.status, res.text).toBe(200);
+    await waitFor(async () => (open(await sleepTasks(a)).length === 0 ? true : undefined), {
+      timeoutMs: 5_000,
+      intervalMs: 200,
+      what: 'no child queued or working',
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    const late = starts(w, 'sleep').filter((s) => s.time > cancelSent);
+    expect(late, 'child handlers started after the cancel').toEqual([]);
+    expect(open(await sleepTasks(a))).toEqual([]);
+  }, 60_000);
+});
