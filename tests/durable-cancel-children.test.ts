@@ -65,10 +65,18 @@ describe('durable tasks: a parent cancel reaches its children', () => {
       input: { children: 1000, childSleepMs: 60_000 },
     });
     await new Promise((r) => setTimeout(r, 300));
+    // On a busy host the parent may not have started by then: it is cancelled while making them.
+    await waitFor(async () => ((await sleepTasks(a)).length > 0 ? true : undefined), {
+      timeoutMs: 20_000,
+      intervalMs: 20,
+      what: 'the first child',
+    });
     const cancelSent = Date.now();
     const res = await a.http('POST', `/v1/jobs/${id}/cancel`);
     expect(res.status, res.text).toBe(200);
     const answered = Date.now();
+    // When the cancel was written: a child that read its parent before it may start until then.
+    const cancelledAt = Date.parse(res.body.updatedAt as string);
     // Within 5 s of the answer no child is queued or working, and it stays so.
     await waitFor(async () => (open(await sleepTasks(a)).length === 0 ? true : undefined), {
       timeoutMs: 5_000,
@@ -76,17 +84,27 @@ describe('durable tasks: a parent cancel reaches its children', () => {
       what: 'no child queued or working',
     });
     expect(Date.now() - answered).toBeLessThan(5_000 + 2_000);
-    await new Promise((r) => setTimeout(r, 1500));
-    const children = await sleepTasks(a);
-    expect(open(children)).toEqual([]);
+    // The parent knows every child it made (a later cancel or read finds them all), once its run
+    // has stopped making them; meanwhile none is open at any poll.
+    const children = await waitFor(
+      async () => {
+        const made = await sleepTasks(a);
+        expect(open(made)).toEqual([]);
+        const parent = (await a.http('GET', `/v1/jobs/${id}`)).body;
+        expect(parent.status).toBe('cancelled');
+        const known = new Set(parent.childTaskIds ?? []);
+        return made.length === known.size && made.every((c) => known.has(c.taskId))
+          ? made
+          : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 250, what: 'the parent to list every child made' },
+    );
     expect(children.length).toBeGreaterThan(0);
     expect(new Set(children.map((c) => c.status))).toEqual(new Set(['cancelled']));
-    // The parent knows every child it made (a later cancel or read finds them all).
-    const parent = (await a.http('GET', `/v1/jobs/${id}`)).body;
-    expect(parent.status).toBe('cancelled');
-    expect(new Set(parent.childTaskIds ?? [])).toEqual(new Set(children.map((c) => c.taskId)));
-    const late = starts(w, 'sleep').filter((s) => s.time > cancelSent);
-    expect(late, 'child handlers started after the cancel').toEqual([]);
+    const late = starts(w, 'sleep').filter((s) => s.time > cancelledAt);
+    expect(late, `child handlers started after the cancel (${cancelSent}, ${cancelledAt})`).toEqual(
+      [],
+    );
   }, 60_000);
 
   it('cancelling a parent waiting on 200 children starts none of its queued children', async () => {

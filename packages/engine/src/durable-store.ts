@@ -1,10 +1,12 @@
 import type { Redis } from 'ioredis';
 import {
+  checkChildren,
   completeWaitpoint,
   noteChildDone,
   noteChildren,
   recordStep,
   type ChildNote,
+  type ChildrenCheck,
   type ChildrenNote,
   type StepOutcome,
   type WaitpointOutcome,
@@ -104,6 +106,22 @@ export class DurableStore {
     return noteChildren.run(this.redis, {
       keys: { task: this.keys.task(parentId) },
       args: { batch, from, ids: JSON.stringify(ids), expiresAt },
+    });
+  }
+
+  /**
+   * Whether every child of the parent ended (O(1)), saying it waits on them (an event only when
+   * that changes); `expiresAt` notes the earliest expiry of its open children, read just now.
+   */
+  checkChildren(parentId: string, expiresAt?: number): Promise<ChildrenCheck> {
+    return checkChildren.run(this.redis, {
+      keys: { task: this.keys.task(parentId), outbox: this.keys.outbox },
+      args: {
+        channel: this.keys.eventsChannel,
+        id: parentId,
+        now: Date.now(),
+        expiresAt: expiresAt === undefined || !Number.isFinite(expiresAt) ? '' : expiresAt,
+      },
     });
   }
 }

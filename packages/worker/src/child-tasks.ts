@@ -23,6 +23,8 @@ export interface ChildTasksOptions {
    * quarter of Redis's `maxmemory` as the API computes it, read again at most once a minute.
    */
   tenantMaxBytes?: number | undefined;
+  /** See `WorkerOptions.childRecheckMs` (default 60 s). */
+  childRecheckMs?: number | undefined;
 }
 
 /** How long a budget read from Redis's `maxmemory` is used before it is read again. */
@@ -39,7 +41,11 @@ export class ChildTasks implements DurableHost {
   private engine: TaskEngine | undefined;
   private budgetReadAt = -Infinity;
 
-  constructor(private readonly opts: ChildTasksOptions) {}
+  readonly childRecheckMs: number | undefined;
+
+  constructor(private readonly opts: ChildTasksOptions) {
+    this.childRecheckMs = opts.childRecheckMs;
+  }
 
   private get tasks(): TaskEngine {
     if (!this.engine) {
@@ -67,10 +73,11 @@ export class ChildTasks implements DurableHost {
     parentId: string,
     tasks: readonly { type: string; input: Record<string, unknown> }[],
     key: string,
+    signal?: AbortSignal,
   ): Promise<string[]> {
     const engine = this.tasks;
     await this.holdToBudget(engine);
-    return engine.durable.createChildren(tenant, parentId, tasks, key);
+    return engine.durable.createChildren(tenant, parentId, tasks, key, signal);
   }
 
   /** Sets the budget the children's creates are held to (the API's, see the options). */
@@ -95,6 +102,10 @@ export class ChildTasks implements DurableHost {
     parentTaskId?: string | undefined;
   }): Promise<boolean> {
     return this.tasks.durable.parentCancelled(task);
+  }
+
+  countEnded(parentId: string, ids: readonly string[]): Promise<number> {
+    return this.tasks.durable.countEnded(parentId, ids);
   }
 
   childEnded(parentId: string, childId: string): Promise<void> {

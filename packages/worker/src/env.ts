@@ -18,6 +18,8 @@ const schema = z
     LONGRUN_LOCK_DURATION_MS: z.coerce.number().int().min(500).optional(),
     LONGRUN_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).optional(),
     LONGRUN_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(3),
+    /** How often a durable parent waiting on children re-checks them at least (ms). */
+    LONGRUN_CHILD_RECHECK_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
     LONGRUN_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
     /**
      * A first run is marked `running` once its handler has run this long (ms); shorter runs go
@@ -117,6 +119,7 @@ export function workerOptionsFromEnv(
     lockDurationMs: c.LONGRUN_LOCK_DURATION_MS,
     stalledIntervalMs: c.LONGRUN_STALLED_INTERVAL_MS,
     maxStalledCount: c.LONGRUN_MAX_STALLED_COUNT,
+    childRecheckMs: c.LONGRUN_CHILD_RECHECK_MS,
     runningMarkMs: c.LONGRUN_RUNNING_MARK_MS,
     maxResultBytes: c.LONGRUN_MAX_RESULT_BYTES,
     shutdownGraceMs: c.LONGRUN_SHUTDOWN_GRACE_MS,

@@ -101,6 +101,7 @@ export class LongrunWorker {
       maxTtlMs: opts.maxTtlMs ?? 7 * 86_400_000,
       shards: () => this.shardCount,
       tenantMaxBytes: opts.tenantMaxBytes,
+      childRecheckMs: opts.childRecheckMs,
     });
     this.shardDeps = {
       durableHost: this.children,

@@ -27,3 +27,4 @@ export { recordStep, type StepOutcome } from './record-step.js';
 export { completeWaitpoint, type WaitpointOutcome } from './complete-waitpoint.js';
 export { noteChildDone, type ChildNote } from './note-child-done.js';
 export { noteChildren, type ChildrenNote } from './note-children.js';
+export { checkChildren, type ChildrenCheck } from './check-children.js';

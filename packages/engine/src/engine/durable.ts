@@ -92,6 +92,7 @@ export class DurableTasks implements DurableHost {
     parentId: string,
     tasks: readonly { type: string; input: Record<string, unknown> }[],
     key: string,
+    signal?: AbortSignal,
   ): Promise<string[]> {
     const ids: string[] = [];
     let noted = 0;
@@ -114,6 +115,11 @@ export class DurableTasks implements DurableHost {
       expiresAt = Infinity;
     };
     for (const [i, task] of tasks.entries()) {
+      if (signal?.aborted) {
+        // The run was stopped (its task cancelled, or timed out): what it made is recorded.
+        await note();
+        throw signal.reason instanceof Error ? signal.reason : new Error('The run was stopped');
+      }
       let outcome: TickOutcome;
       try {
         outcome = await this.deps.submit(
@@ -155,6 +161,19 @@ export class DurableTasks implements DurableHost {
         return view && isTerminal(view.status) ? outcomeOf(view) : null;
       }),
     );
+  }
+
+  /** See `DurableHost.countEnded` (issue 40): read when a child may be gone, or a few at a time. */
+  async countEnded(parentId: string, ids: readonly string[]): Promise<number> {
+    let earliest = Infinity;
+    await Promise.all(
+      ids.map(async (id) => {
+        const view = await this.deps.redis(() => this.deps.shards.of(id).store.peek(id));
+        if (!view || isTerminal(view.status)) await this.childEnded(parentId, id);
+        else earliest = Math.min(earliest, view.createdAt + view.ttlMs);
+      }),
+    );
+    return earliest;
   }
 
   async childEnded(parentId: string, childId: string): Promise<void> {

@@ -7,12 +7,10 @@ import {
 import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { ContextRun } from './job-context.js';
+import { awaitChildren } from './durable-children.js';
 import { parkJob } from './park-job.js';
 import { RunParked } from './run-control.js';
 import { NO_STEPS } from './take-task.js';
-
-/** A parent waiting on children runs again this often at least (a wake-up lost in a crash). */
-export const CHILD_RECHECK_MS = 60_000;
 
 /** Codes of durable errors that fail the task at once, whatever attempts are left. */
 export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
@@ -173,22 +171,11 @@ export function durableCalls(run: DurableRun): DurableCalls {
       const tenant = run.task.tenant ?? '';
       const ids = await step(
         name,
-        () => host.createChildren(tenant, id, tasks, name),
+        () => host.createChildren(tenant, id, tasks, name, run.control.signal),
         // The children are on the parent already, recorded as they were made (note-children).
         (made) => ({ message: `started ${made.length} child task${made.length === 1 ? '' : 's'}` }),
       );
-      let check = await run.durable.recordStep(id, { name: '', value: '', wait: 'children' });
-      if (!(check.kind === 'ok' && check.ready) && replayed) {
-        // Woken by the re-check: count children whose end was not (a crash after it).
-        const now = await host.childOutcomes(ids);
-        await Promise.all(now.map((o, i) => (o ? host.childEnded(id, ids[i]!) : null)));
-        check = await run.durable.recordStep(id, { name: '', value: '', wait: 'children' });
-      }
-      if (!(check.kind === 'ok' && check.ready)) {
-        await parkOn(Math.min(run.task.expiresAt - 1, Date.now() + CHILD_RECHECK_MS), {
-          wait: 'children',
-        });
-      }
+      await awaitChildren(run, host, ids, replayed);
       await run.durable.recordStep(id, { name: '', value: '', wait: '' });
       const outcomes = (await host.childOutcomes(ids)).map(
         (o, i): ChildOutcome =>
