@@ -127,6 +127,31 @@ describe('durable tasks: a parent waiting on its children', () => {
     expect((await handle(a, id)).statusMessage).toBe('waiting for 40 of 40 child tasks');
   }, 60_000);
 
+  it('a child whose record expired counts as child-gone within seconds of its expiry (60 s re-check)', async () => {
+    const a = await setUp(60_000);
+    // The child is never run (this worker runs only `durable`): its record expires at 2 s.
+    const id = await submit(a, {
+      type: 'durable',
+      input: { children: 1, childOptions: { ttlMs: 2000 } },
+    });
+    const parent = await waiting(a, id, 1);
+    const done = await waitFor(
+      async () => {
+        const h = await handle(a, id);
+        return terminal(h) ? h : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 100, what: 'the parent to go on' },
+    );
+    expect(done.status, JSON.stringify(done)).toBe('completed');
+    expect(done.result.children).toEqual([
+      {
+        taskId: parent.childTaskIds[0],
+        status: 'failed',
+        error: { code: 'child-gone', message: expect.any(String) },
+      },
+    ]);
+  }, 60_000);
+
   it('a child that is gone counts as child-gone at the next re-check, and the parent goes on', async () => {
     const a = await setUp(500);
     const id = await submit(a, { type: 'durable', input: { children: 2 } });

@@ -7,7 +7,9 @@
   cancels it itself and makes no more. `cn:<batch>` counts the batch's
   children recorded so far, so a run made again (a crash, a retry, the same call run twice by
   Redis) appends none twice: its children come back with the same ids (idempotency keys), in
-  the same order. `cexp` keeps the earliest expiry of the children, for the parent's re-check.
+  the same order; an id the parent lists already (a child named by the handler's own key, made
+  by an earlier batch) is not listed or counted twice. `cexp` keeps the earliest expiry of the
+  children, for the parent's re-check.
 
   Input:
     KEYS[1] task          the parent's record
@@ -29,16 +31,24 @@ local counted = 'cn:' .. ARG.batch
 local recorded = tonumber(redis.call('HGET', KEY.task, counted)) or 0
 local ids = cjson.decode(ARG.ids)
 local from = tonumber(ARG.from)
-local new = {}
+local got = redis.call('HMGET', KEY.task, F.childTaskIds, F.childrenTotal, 'cexp')
+local list = got[1] or '[]'
+-- A child named by the handler's own idempotency key may be one the parent made before (another
+-- batch): listed and counted once, or the parent would wait for an end counted once.
+local new, taken = {}, {}
 for i, id in ipairs(ids) do
-  if from + i - 1 >= recorded then new[#new + 1] = id end
+  if from + i - 1 >= recorded and not taken[id] and not string.find(list, '"' .. id .. '"', 1, true) then
+    new[#new + 1] = id
+    taken[id] = true
+  end
 end
 -- Refused: the ids are recorded all the same (the handle lists every child made), no more made.
 local reply = {'ok'}
 if not LIFECYCLE.step.from[status] then reply = {'refused', status} end
-if #new == 0 then return reply end
-local got = redis.call('HMGET', KEY.task, F.childTaskIds, F.childrenTotal, 'cexp')
-local list = got[1] or '[]'
+if #new == 0 then
+  if recorded < from + #ids then redis.call('HSET', KEY.task, counted, from + #ids) end
+  return reply
+end
 local add = cjson.encode(new)
 if list == '[]' then list = add else list = string.sub(list, 1, -2) .. ',' .. string.sub(add, 2) end
 local expires = tonumber(ARG.expiresAt)

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ChildOutcome } from '@longrun/core';
+import type { ChildOutcome, ChildTaskRequest } from '@longrun/core';
 import {
   JobTypeDirectory,
   readMaxMemory,
@@ -71,7 +71,7 @@ export class ChildTasks implements DurableHost {
   async createChildren(
     tenant: string,
     parentId: string,
-    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    tasks: readonly ChildTaskRequest[],
     key: string,
     signal?: AbortSignal,
   ): Promise<string[]> {

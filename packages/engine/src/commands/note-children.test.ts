@@ -28,6 +28,15 @@ describe('note-children', () => {
     expect(got).toEqual([JSON.stringify(['a', 'b', 'c', 'd']), '4', '4000', '3']);
   });
 
+  it('lists and counts a child made again under its own key once (issue 40, item 12)', async () => {
+    const id = randomUUID();
+    await redis.hset(keys.task(id), { status: 'working', tenant: 't' });
+    await durable.noteChildren(id, '$children:1', 0, ['a', 'b', 'a'], 5000);
+    await durable.noteChildren(id, '$children:2', 0, ['b', 'c'], 5000);
+    const got = await redis.hmget(keys.task(id), 'children', 'ctotal', 'cn:$children:2');
+    expect(got).toEqual([JSON.stringify(['a', 'b', 'c']), '3', '2']);
+  });
+
   it('records the chunk of a cancelled parent but refuses it; a missing parent is missing', async () => {
     const id = randomUUID();
     await redis.hset(keys.task(id), { status: 'cancelled', tenant: 't' });

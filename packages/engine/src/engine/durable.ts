@@ -4,10 +4,12 @@ import {
   isTaskId,
   isTerminal,
   type ChildOutcome,
+  type ChildTaskRequest,
   type HandleFields,
   type TaskStatus,
 } from '@longrun/core';
 import type { DurableHost } from '../worker/durable-host.js';
+import { childSubmit, invalidChild } from './child-request.js';
 import { notFound, type Invalid, type NotFound } from './outcomes.js';
 import type { Shard } from './shard.js';
 import type { ShardSet } from './shard-set.js';
@@ -90,7 +92,7 @@ export class DurableTasks implements DurableHost {
   async createChildren(
     tenant: string,
     parentId: string,
-    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    tasks: readonly ChildTaskRequest[],
     key: string,
     signal?: AbortSignal,
   ): Promise<string[]> {
@@ -122,11 +124,9 @@ export class DurableTasks implements DurableHost {
       }
       let outcome: TickOutcome;
       try {
-        outcome = await this.deps.submit(
-          tenant,
-          { type: task.type, input: task.input },
-          { idempotencyKey: `child:${parentId}:${key}:${i}`, parentTaskId: parentId },
-        );
+        // Checked as a submit (issue 40, item 12): a refusal is the handler's mistake, final.
+        const { body, idempotencyKey } = childSubmit(task, i, parentId, key);
+        outcome = await this.deps.submit(tenant, body, { idempotencyKey, parentTaskId: parentId });
       } catch (error) {
         await note();
         throw error;
@@ -143,6 +143,9 @@ export class DurableTasks implements DurableHost {
       }
       if (outcome.kind !== 'created' && outcome.kind !== 'replayed') {
         await note();
+        if (outcome.kind === 'invalid' || outcome.kind === 'keyReused') {
+          throw invalidChild(i, task.type, describe(outcome));
+        }
         throw new Error(`Could not make child task ${i} (${task.type}): ${describe(outcome)}`);
       }
       ids.push(outcome.task.taskId);
@@ -238,5 +241,8 @@ function outcomeOf(view: HandleFields): ChildOutcome {
 function describe(outcome: TickOutcome): string {
   if (outcome.kind === 'invalid')
     return outcome.errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+  if (outcome.kind === 'keyReused') {
+    return 'idempotencyKey: used by this parent before for another child (type or input)';
+  }
   return outcome.kind;
 }

@@ -1,6 +1,7 @@
 import {
   DurableTaskError,
   type ChildOutcome,
+  type ChildTaskRequest,
   type JobContext,
   type Waitpoint,
 } from '@longrun/core';
@@ -19,6 +20,7 @@ export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
   'step-result-too-large',
   'step-result-not-json',
   'children-unavailable',
+  'child-invalid',
   'durable-calls-overlap',
   'sleep-past-expiry',
 ]);
@@ -158,7 +160,7 @@ export function durableCalls(run: DurableRun): DurableCalls {
   }
 
   async function runTasks(
-    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    tasks: readonly ChildTaskRequest[],
     opts: { failOnChildFailure?: boolean } = {},
   ): Promise<ChildOutcome[]> {
     return exclusive(async () => {
@@ -217,7 +219,10 @@ export function durableCalls(run: DurableRun): DurableCalls {
     sleep: (ms) => sleepUntil(Date.now() + ms),
     sleepUntil,
     runTasks,
-    runTask: async (type, input, opts) => (await runTasks([{ type, input }], opts))[0]!,
+    runTask: async (type, input, opts = {}) => {
+      const { failOnChildFailure, ...child } = opts;
+      return (await runTasks([{ type, input, ...child }], { failOnChildFailure }))[0]!;
+    },
     createWaitpoint: ({ timeoutMs } = {}) =>
       exclusive(() => {
         const n = ++counts.waitpoint;

@@ -1,4 +1,4 @@
-import type { ChildOutcome } from '@longrun/core';
+import type { ChildOutcome, ChildTaskRequest } from '@longrun/core';
 
 /**
  * What a durable task's run needs beyond its own record (issue 29): making child tasks (through
@@ -15,7 +15,7 @@ export interface DurableHost {
   createChildren(
     tenant: string,
     parentId: string,
-    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    tasks: readonly ChildTaskRequest[],
     key: string,
     signal?: AbortSignal,
   ): Promise<string[]>;
