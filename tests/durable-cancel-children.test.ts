@@ -136,4 +136,48 @@ describe('durable tasks: a parent cancel reaches its children', () => {
     expect(late, 'child handlers started after the cancel').toEqual([]);
     expect(open(await sleepTasks(a))).toEqual([]);
   }, 60_000);
+
+  it("a child made by a worker killed before listing it does not run, and the parent's cancel ends it", async () => {
+    const a = await startInProcessApi();
+    apis.push(a);
+    // The parent's worker kills itself right after making the first child, before listing it;
+    // its lock (30 s) keeps the parent from being run again during the test.
+    const maker = await startWorker(a.prefix, {
+      LONGRUN_WORKER_TYPES: 'durable',
+      LONGRUN_TEST_CRASH_AT: 'after-child',
+    });
+    procs.push(maker);
+    const runner = await startWorker(a.prefix, { LONGRUN_WORKER_TYPES: 'sleep' });
+    procs.push(runner);
+    const id = await submit(a, { type: 'durable', input: { children: 3, childSleepMs: 60_000 } });
+    const [child] = await waitFor(
+      async () => {
+        const made = await sleepTasks(a);
+        return made.length > 0 ? made : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 50, what: 'the first child' },
+    );
+    await waitFor(
+      async () => (maker.child.exitCode !== null || maker.child.signalCode ? true : undefined),
+      {
+        timeoutMs: 10_000,
+        what: 'the maker killed',
+      },
+    );
+    // The other worker is offered the child meanwhile: unlisted on its working parent, it waits.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(starts(runner, 'sleep')).toEqual([]);
+    const res = await a.http('POST', `/v1/jobs/${id}/cancel`);
+    expect(res.status, res.text).toBe(200);
+    // Its next offer finds the parent cancelled: the child is cancelled, never run.
+    const ended = await waitFor(
+      async () => {
+        const h = (await a.http('GET', `/v1/jobs/${child!.taskId}`)).body;
+        return h.status === 'cancelled' ? h : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 100, what: 'the unlisted child cancelled' },
+    );
+    expect(ended.parentTaskId).toBe(id);
+    expect(starts(runner, 'sleep')).toEqual([]);
+  }, 60_000);
 });

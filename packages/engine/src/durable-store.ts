@@ -1,12 +1,14 @@
 import type { Redis } from 'ioredis';
 import {
   checkChildren,
+  childMayStart,
   completeWaitpoint,
   noteChildDone,
   noteChildren,
   recordStep,
   type ChildNote,
   type ChildrenCheck,
+  type ChildStart,
   type ChildrenNote,
   type StepOutcome,
   type WaitpointOutcome,
@@ -122,6 +124,14 @@ export class DurableStore {
         now: Date.now(),
         expiresAt: expiresAt === undefined || !Number.isFinite(expiresAt) ? '' : expiresAt,
       },
+    });
+  }
+
+  /** Whether child `childId` may start, from its parent's record (`child-may-start.lua`). */
+  childMayStart(parentId: string, childId: string): Promise<ChildStart> {
+    return childMayStart.run(this.redis, {
+      keys: { parent: this.keys.task(parentId) },
+      args: { child: childId },
     });
   }
 }

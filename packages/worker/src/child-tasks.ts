@@ -9,6 +9,7 @@ import {
   taskKeys,
   WebhookTargetPolicy,
   type DurableHost,
+  type FaultHooks,
 } from '@longrun/engine';
 
 export interface ChildTasksOptions {
@@ -25,6 +26,8 @@ export interface ChildTasksOptions {
   tenantMaxBytes?: number | undefined;
   /** See `WorkerOptions.childRecheckMs` (default 60 s). */
   childRecheckMs?: number | undefined;
+  /** Test seam (`WorkerOptions.faults`): none in production. */
+  faults?: FaultHooks | undefined;
 }
 
 /** How long a budget read from Redis's `maxmemory` is used before it is read again. */
@@ -63,6 +66,7 @@ export class ChildTasks implements DurableHost {
         maxTtlMs,
         redisTimeoutMs: 10_000,
         maxOpenTasks: 0,
+        faults: this.opts.faults,
       });
     }
     return this.engine;
@@ -96,12 +100,12 @@ export class ChildTasks implements DurableHost {
     return this.tasks.durable.childOutcomes(ids);
   }
 
-  parentCancelled(task: {
+  childMayStart(task: {
     id: string;
     tenant?: string | undefined;
     parentTaskId?: string | undefined;
-  }): Promise<boolean> {
-    return this.tasks.durable.parentCancelled(task);
+  }): Promise<'run' | 'cancelled' | 'wait'> {
+    return this.tasks.durable.childMayStart(task);
   }
 
   countEnded(parentId: string, ids: readonly string[]): Promise<number> {

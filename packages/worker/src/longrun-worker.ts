@@ -102,6 +102,7 @@ export class LongrunWorker {
       shards: () => this.shardCount,
       tenantMaxBytes: opts.tenantMaxBytes,
       childRecheckMs: opts.childRecheckMs,
+      faults: opts.faults,
     });
     this.shardDeps = {
       durableHost: this.children,

@@ -28,3 +28,4 @@ export { completeWaitpoint, type WaitpointOutcome } from './complete-waitpoint.j
 export { noteChildDone, type ChildNote } from './note-child-done.js';
 export { noteChildren, type ChildrenNote } from './note-children.js';
 export { checkChildren, type ChildrenCheck } from './check-children.js';
+export { childMayStart, type ChildStart } from './child-may-start.js';

@@ -8,7 +8,9 @@ import {
   type HandleFields,
   type TaskStatus,
 } from '@longrun/core';
+import type { ChildStart } from '../commands/index.js';
 import type { DurableHost } from '../worker/durable-host.js';
+import type { FaultHooks } from '../fault-hooks.js';
 import { childSubmit, invalidChild } from './child-request.js';
 import { notFound, type Invalid, type NotFound } from './outcomes.js';
 import type { Shard } from './shard.js';
@@ -35,6 +37,8 @@ export interface DurableDeps {
   redis<T>(operation: () => Promise<T>): Promise<T>;
   submit(tenant: string, body: unknown, opts: SubmitOptions): Promise<TickOutcome>;
   cancel(tenant: string, id: string): Promise<unknown>;
+  /** Test seam (`FaultHooks.afterChild`): none in production. */
+  faults?: FaultHooks | undefined;
 }
 
 /**
@@ -149,6 +153,7 @@ export class DurableTasks implements DurableHost {
         throw new Error(`Could not make child task ${i} (${task.type}): ${describe(outcome)}`);
       }
       ids.push(outcome.task.taskId);
+      this.deps.faults?.afterChild?.();
       const { createdAt, ttlMs } = outcome.task;
       expiresAt = Math.min(expiresAt, Date.parse(createdAt) + ttlMs);
       if (ids.length - noted >= CHILDREN_PER_NOTE) await note();
@@ -197,20 +202,22 @@ export class DurableTasks implements DurableHost {
   }
 
   /**
-   * Whether a child about to run must not, its parent having been cancelled (issue 40, item 4):
-   * then it is cancelled here, and counted. One read of the parent, for tasks with a parent only.
+   * Whether a child about to run may (issue 40, items 3 and 4; `child-may-start.lua`): not once
+   * its parent was cancelled (then it is cancelled here, and counted), and not before its parent
+   * lists it (`wait`). One script on the parent, for tasks with a parent only.
    */
-  async parentCancelled(task: {
+  async childMayStart(task: {
     id: string;
     tenant?: string | undefined;
     parentTaskId?: string | undefined;
-  }): Promise<boolean> {
+  }): Promise<ChildStart> {
     const parent = task.parentTaskId;
-    if (!parent || !isTaskId(parent)) return false;
-    const view = await this.deps.redis(() => this.deps.shards.of(parent).store.peek(parent));
-    if (view?.status !== 'cancelled') return false;
-    await this.deps.cancel(task.tenant ?? view.tenant ?? '', task.id).catch(() => undefined);
-    return true;
+    if (!parent || !isTaskId(parent)) return 'run';
+    const shard = this.deps.shards.of(parent);
+    const start = await this.deps.redis(() => shard.durable.childMayStart(parent, task.id));
+    if (start === 'cancelled')
+      await this.deps.cancel(task.tenant ?? '', task.id).catch(() => undefined);
+    return start;
   }
 
   /** Cancels `ids`, `CANCELS_AT_ONCE` at a time; a child that ended already is passed over. */

@@ -32,12 +32,13 @@ export interface DurableHost {
   /** Counts a child's end in its parent and wakes the parent when it was the last. */
   childEnded(parentId: string, childId: string): Promise<void>;
   /**
-   * Whether a child task about to run must not because its parent was cancelled: then it is
-   * cancelled too (and counted). One read, for tasks with a parent only.
+   * Whether a child task about to run may: `cancelled` when its parent was cancelled (the child
+   * is cancelled too, and counted), `wait` while its parent has not listed it yet (give the job
+   * back for a moment). One script on the parent, for tasks with a parent only.
    */
-  parentCancelled(task: {
+  childMayStart(task: {
     id: string;
     tenant?: string | undefined;
     parentTaskId?: string | undefined;
-  }): Promise<boolean>;
+  }): Promise<'run' | 'cancelled' | 'wait'>;
 }

@@ -1,4 +1,4 @@
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import type { TaskStore } from '../task-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { RunTask, TaskJobData } from './job-data.js';
@@ -51,6 +51,7 @@ export async function takeTask(
   store: TaskStore,
   job: Job,
   host?: DurableHost,
+  token?: string,
 ): Promise<RunTask | null> {
   const record = await store.start(job.id ?? '', { awaitingInput: false, started: true });
   const task: RunTask | null = record && {
@@ -67,20 +68,28 @@ export async function takeTask(
     tenant: record.tenant,
     steps: record.stepResults,
   };
-  return task?.parentTaskId ? childTask(host, task) : task;
+  return task?.parentTaskId ? childTask(host, task, job, token) : task;
 }
 
 /**
- * A child task, unless its parent was cancelled (issue 40, item 4): then the child is cancelled
- * too and does not run (`null`), so no child's handler starts once its parent's cancel was
- * written, whichever order the parent's cancel reaches its children in. One read of the parent;
- * unsure (Redis away), the child runs, as it did before.
+ * A child task, if it may start (issue 40, items 3 and 4): `null` when its parent was cancelled
+ * (the child is cancelled too and does not run), so no child's handler starts once its parent's
+ * cancel was written, whichever order the cancel reaches its children in; and not before its
+ * parent lists it: the job is given back for a moment (throws BullMQ's `DelayedError`), so no
+ * child runs that a cancel of its parent could miss. One script on the parent; unsure (Redis
+ * away), the child runs, as it did before.
  */
 export async function childTask(
   host: DurableHost | undefined,
   task: RunTask | null,
+  job: Job,
+  token: string | undefined,
 ): Promise<RunTask | null> {
   if (!task?.parentTaskId || !host) return task;
-  const stop = await host.parentCancelled(task).catch(() => false);
-  return stop ? null : task;
+  const start = await host.childMayStart(task).catch(() => 'run' as const);
+  if (start === 'cancelled') return null;
+  if (start === 'run') return task;
+  const pickups = Math.max(1, job.attemptsStarted ?? 1);
+  await job.moveToDelayed(Date.now() + Math.min(2000, 50 * 2 ** Math.min(pickups - 1, 6)), token);
+  throw new DelayedError();
 }

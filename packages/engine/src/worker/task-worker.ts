@@ -8,6 +8,7 @@ import { DurableStore } from '../durable-store.js';
 import { TaskStore } from '../task-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { FaultHooks } from '../fault-hooks.js';
+import { RUN_END_LINES } from './job-data.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
 import { GiveBack, type LiveTypes } from './give-back.js';
 import { childTask, firstRunTask, isFirstRun, takeTask } from './take-task.js';
@@ -64,11 +65,6 @@ export interface TaskWorkerOptions {
   faults?: FaultHooks | undefined; // test seam: `afterPark` runs between parking and recording
 }
 
-/** The message of a run's last log line, by how it ended (others: `task run ended`). */
-const RUN_END_LINES: Partial<Record<RunOutcome, string>> = {
-  completed: 'task completed',
-  failed: 'task failed',
-};
 /**
  * Runs longrun jobs: one BullMQ worker per queue, whose processor takes the task (from the job,
  * or by the `start` event), runs it as a `TaskRun` and returns or throws as BullMQ expects.
@@ -192,12 +188,14 @@ export class TaskWorker {
     const fast = isFirstRun(job, this.runningMarkMs);
     if (this.runs.wasCancelled(job.id ?? '')) return this.begin(job, null, fast, started, token);
     // A first run takes its task from the job, at once; any other reads it (the start event). A
-    // child reads its parent first: it does not run once its parent was cancelled (issue 40).
+    // child asks its parent first: it may not run yet, or not at all (issue 40, `childTask`).
     const [host, first] = [this.opts.durableHost, fast ? firstRunTask(job, started) : undefined];
     if (first !== undefined && (!first?.parentTaskId || !host))
       return this.begin(job, first, fast, started, token);
-    const taken = first !== undefined ? childTask(host, first) : takeTask(this.store, job, host);
-    return taken.then((task) => this.begin(job, task, fast, started, token));
+    const task = first
+      ? childTask(host, first, job, token)
+      : takeTask(this.store, job, host, token);
+    return task.then((t) => this.begin(job, t, fast, started, token));
   }
 
   /** Runs the task taken (in a span when traced), or ends a run that has nothing to run. */
