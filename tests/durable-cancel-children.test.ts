@@ -55,7 +55,7 @@ async function sleepTasks(a: InProcessApi): Promise<{ taskId: string; status: st
 }
 
 const open = (tasks: { status: string }[]) =>
-  tasks.filter((t) => t.status === 'queued' || t.status === 'working');
+  tasks.filter((t) => t.status === 'working' || t.status === 'input_required');
 
 describe('durable tasks: a parent cancel reaches its children', () => {
   it('cancelled 300 ms after submit while making 1 000 children: none left running or queued, none starts after the cancel', async () => {
