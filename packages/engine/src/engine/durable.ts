@@ -215,9 +215,15 @@ export class DurableTasks implements DurableHost {
     if (!parent || !isTaskId(parent)) return 'run';
     const shard = this.deps.shards.of(parent);
     const start = await this.deps.redis(() => shard.durable.childMayStart(parent, task.id));
-    if (start === 'cancelled')
-      await this.deps.cancel(task.tenant ?? '', task.id).catch(() => undefined);
-    return start;
+    if (start !== 'cancelled') return start;
+    // The child's own cancel (its tenant is its parent's); not written (Redis away): it waits.
+    const tenant =
+      task.tenant ?? (await this.deps.redis(() => shard.store.peek(parent)))?.tenant ?? '';
+    const done = await this.deps.cancel(tenant, task.id).then(
+      () => true,
+      () => false,
+    );
+    return done ? 'cancelled' : 'wait';
   }
 
   /** Cancels `ids`, `CANCELS_AT_ONCE` at a time; a child that ended already is passed over. */

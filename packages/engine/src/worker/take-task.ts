@@ -53,23 +53,31 @@ export async function takeTask(
   host?: DurableHost,
   token?: string,
 ): Promise<RunTask | null> {
+  // A child asks its parent before it is marked running (its job names both): see `childTask`.
+  const data = (job.data ?? {}) as TaskJobData;
+  const child = { id: job.id ?? '', parentTaskId: data.parent, tenant: data.tenant };
+  if (data.parent && !(await childTask(host, child, job, token))) return null;
   const record = await store.start(job.id ?? '', { awaitingInput: false, started: true });
-  const task: RunTask | null = record && {
-    id: record.id,
-    type: record.type,
-    input: record.input,
-    inputs: record.inputs,
-    inputsRead: true,
-    expiresAt: record.createdAt + record.ttlMs,
-    timeoutMs: record.timeoutMs,
-    traceparent: record.traceparent,
-    lastRunTrace: record.lastRunTrace,
-    parentTaskId: record.parentTaskId,
-    tenant: record.tenant,
-    steps: record.stepResults,
-  };
-  return task?.parentTaskId ? childTask(host, task, job, token) : task;
+  return (
+    record && {
+      id: record.id,
+      type: record.type,
+      input: record.input,
+      inputs: record.inputs,
+      inputsRead: true,
+      expiresAt: record.createdAt + record.ttlMs,
+      timeoutMs: record.timeoutMs,
+      traceparent: record.traceparent,
+      lastRunTrace: record.lastRunTrace,
+      parentTaskId: record.parentTaskId,
+      tenant: record.tenant,
+      steps: record.stepResults,
+    }
+  );
 }
+
+/** What `childTask` reads of a task: its id, parent and tenant. */
+type ChildOfJob = Pick<RunTask, 'id' | 'parentTaskId' | 'tenant'>;
 
 /**
  * A child task, if it may start (issue 40, items 3 and 4): `null` when its parent was cancelled
@@ -79,12 +87,12 @@ export async function takeTask(
  * child runs that a cancel of its parent could miss. One script on the parent; unsure (Redis
  * away), the child runs, as it did before.
  */
-export async function childTask(
+export async function childTask<T extends ChildOfJob>(
   host: DurableHost | undefined,
-  task: RunTask | null,
+  task: T | null,
   job: Job,
   token: string | undefined,
-): Promise<RunTask | null> {
+): Promise<T | null> {
   if (!task?.parentTaskId || !host) return task;
   const start = await host.childMayStart(task).catch(() => 'run' as const);
   if (start === 'cancelled') return null;
