@@ -76,9 +76,9 @@ export const sharedEnvShape = {
    * Test hook, never for production: the process kills itself (SIGKILL) at this point, so the
    * tests can stop it exactly between two writes: `after-create` (API: a task's record is
    * written, its job not yet), `after-park` (worker: a job is parked, its `input_required` not
-   * yet recorded).
+   * yet recorded), `after-child` (worker: a durable parent's child is made, not yet listed).
    */
-  LONGRUN_TEST_CRASH_AT: z.enum(['after-create', 'after-park']).optional(),
+  LONGRUN_TEST_CRASH_AT: z.enum(['after-create', 'after-park', 'after-child']).optional(),
 };
 
 /**

@@ -43,18 +43,17 @@ export interface JobContext {
   sleepUntil(date: Date | number): Promise<void>;
   /**
    * Makes a child task of the same tenant and waits, without a slot, until it is terminal.
-   * Its failure is an outcome, not an exception, unless `failOnChildFailure`.
+   * Its failure is an outcome, not an exception, unless `failOnChildFailure`. `opts` may also
+   * give the child's `ttlMs`, `timeoutMs`, `delayMs`, `tags` and `idempotencyKey`, as a submit.
+   * @example await ctx.runTask('build-report', { projectId }, { timeoutMs: 600_000 })
    */
   runTask(
     type: string,
     input: Record<string, unknown>,
-    opts?: RunTaskOptions,
+    opts?: RunTaskOptions & ChildTaskOptions,
   ): Promise<ChildOutcome>;
   /** Makes several child tasks and waits until all are terminal; outcomes in order. */
-  runTasks(
-    tasks: readonly { type: string; input: Record<string, unknown> }[],
-    opts?: RunTaskOptions,
-  ): Promise<ChildOutcome[]>;
+  runTasks(tasks: readonly ChildTaskRequest[], opts?: RunTaskOptions): Promise<ChildOutcome[]>;
   /** A token anyone may complete with `POST /v1/waitpoints/{id}` (the tenant's key). */
   createWaitpoint(opts?: { timeoutMs?: number }): Promise<Waitpoint>;
   /**
@@ -72,6 +71,33 @@ export interface RunTaskOptions {
    * false.
    */
   failOnChildFailure?: boolean;
+}
+
+/**
+ * How a child task is made besides its type and input: as a submit's fields (`POST /v1/jobs`),
+ * checked the same way (a value a submit would refuse fails the parent with `child-invalid`).
+ */
+export interface ChildTaskOptions {
+  /** How long the child's record lives (default: the worker's `LONGRUN_MAX_TTL_MS`). */
+  ttlMs?: number;
+  /** How long one run of the child may take (a stuck child otherwise holds its parent). */
+  timeoutMs?: number;
+  /** Start the child no sooner than this many ms after it is made. */
+  delayMs?: number;
+  /** Labels to find the child by (`GET /v1/jobs?tag=`). */
+  tags?: string[];
+  /**
+   * Names the child within its parent: the same key in the same parent (another batch, a later
+   * run) gives the same child, another parent's same key another child. Default: the child's
+   * batch and place in it.
+   */
+  idempotencyKey?: string;
+}
+
+/** A child task `ctx.runTasks` makes. */
+export interface ChildTaskRequest extends ChildTaskOptions {
+  type: string;
+  input: Record<string, unknown>;
 }
 
 /** How a child task ended. */

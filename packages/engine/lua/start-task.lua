@@ -1,6 +1,7 @@
 --[[
   A worker taking a task: one round trip that checks it is still to be done (core's `start`
-  row), writes the fields given as one event (includes/write-event) and returns the record.
+  row), writes the fields given as one event (includes/write-event) and returns the record. A
+  durable parent woken on its children (`wait` = 'children') is read only: no event.
 
   Input:
     KEYS[1] task          the record
@@ -20,17 +21,21 @@
 ]]
 --- @include "includes/write-event"
 
-local cur = read_event(KEY.task, {})
+local cur = read_event(KEY.task, {F.wait})
 local status = cur[1]
 if not status then return {'missing'} end
 if not LIFECYCLE.start.from[status] then return {'refused', status} end
-local changes = {}
-for i = 1, ITEMS do
-  local item = item_args(i)
-  changes[#changes + 1] = item.field
-  changes[#changes + 1] = item.value
+-- A durable parent woken on its children (issue 40) writes nothing here: its run says what
+-- changed, if anything (a re-check every minute for hours would fill its history otherwise).
+if cur[7] ~= 'children' then
+  local changes = {}
+  for i = 1, ITEMS do
+    local item = item_args(i)
+    changes[#changes + 1] = item.field
+    changes[#changes + 1] = item.value
+  end
+  write_event(KEY.task, cur, changes, KEY.outbox, ARG.channel, ARG.id)
 end
-write_event(KEY.task, cur, changes, KEY.outbox, ARG.channel, ARG.id)
 local all = {}
 for _, field in pairs(F) do all[#all + 1] = field end
 local values = redis.call('HMGET', KEY.task, unpack(all))

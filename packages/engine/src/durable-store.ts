@@ -1,11 +1,17 @@
 import type { Redis } from 'ioredis';
 import {
+  checkChildren,
+  childMayStart,
   completeWaitpoint,
   keepTask,
   noteChildDone,
+  noteChildren,
   recordStep,
   timeOutWaitpoint,
   type ChildNote,
+  type ChildrenCheck,
+  type ChildStart,
+  type ChildrenNote,
   type StepOutcome,
   type WaitpointOutcome,
   type WaitpointTimeout,
@@ -121,6 +127,47 @@ export class DurableStore {
   noteChildDone(parentId: string, childId: string): Promise<ChildNote> {
     return noteChildDone.run(this.redis, {
       keys: { task: this.keys.task(parentId) },
+      args: { child: childId },
+    });
+  }
+
+  /**
+   * Records children of batch `batch` on their parent as they are made (`ids` from index `from`
+   * of the batch, the earliest of whose expiries is `expiresAt`): `refused` once it is cancelled.
+   */
+  noteChildren(
+    parentId: string,
+    batch: string,
+    from: number,
+    ids: readonly string[],
+    expiresAt: number,
+  ): Promise<ChildrenNote> {
+    return noteChildren.run(this.redis, {
+      keys: { task: this.keys.task(parentId) },
+      args: { batch, from, ids: JSON.stringify(ids), expiresAt },
+    });
+  }
+
+  /**
+   * Whether every child of the parent ended (O(1)), saying it waits on them (an event only when
+   * that changes); `expiresAt` notes the earliest expiry of its open children, read just now.
+   */
+  checkChildren(parentId: string, expiresAt?: number): Promise<ChildrenCheck> {
+    return checkChildren.run(this.redis, {
+      keys: { task: this.keys.task(parentId), outbox: this.keys.outbox },
+      args: {
+        channel: this.keys.eventsChannel,
+        id: parentId,
+        now: Date.now(),
+        expiresAt: expiresAt === undefined || !Number.isFinite(expiresAt) ? '' : expiresAt,
+      },
+    });
+  }
+
+  /** Whether child `childId` may start, from its parent's record (`child-may-start.lua`). */
+  childMayStart(parentId: string, childId: string): Promise<ChildStart> {
+    return childMayStart.run(this.redis, {
+      keys: { parent: this.keys.task(parentId) },
       args: { child: childId },
     });
   }

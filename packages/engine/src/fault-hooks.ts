@@ -13,10 +13,12 @@ export interface FaultHooks {
   afterCreate?(): void;
   /** Called after a run parked its job for input and before it recorded `input_required`. */
   afterPark?(): void;
+  /** Called after a durable parent's child was made and before its parent lists it (issue 40). */
+  afterChild?(): void;
 }
 
 /** The crash points `LONGRUN_TEST_CRASH_AT` names. */
-export type CrashPoint = 'after-create' | 'after-park';
+export type CrashPoint = 'after-create' | 'after-park' | 'after-child';
 
 /**
  * Hooks that kill this process (`SIGKILL`, no clean-up) at `point`; none when it is unset.
@@ -26,5 +28,6 @@ export function crashingFaults(point: CrashPoint | undefined): FaultHooks | unde
   const crash = () => process.kill(process.pid, 'SIGKILL');
   if (point === 'after-create') return { afterCreate: crash };
   if (point === 'after-park') return { afterPark: crash };
+  if (point === 'after-child') return { afterChild: crash };
   return undefined;
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ChildOutcome } from '@longrun/core';
+import type { ChildOutcome, ChildTaskRequest } from '@longrun/core';
 import {
   JobTypeDirectory,
   readMaxMemory,
@@ -9,6 +9,7 @@ import {
   taskKeys,
   WebhookTargetPolicy,
   type DurableHost,
+  type FaultHooks,
 } from '@longrun/engine';
 
 export interface ChildTasksOptions {
@@ -23,6 +24,10 @@ export interface ChildTasksOptions {
    * quarter of Redis's `maxmemory` as the API computes it, read again at most once a minute.
    */
   tenantMaxBytes?: number | undefined;
+  /** See `WorkerOptions.childRecheckMs` (default 60 s). */
+  childRecheckMs?: number | undefined;
+  /** Test seam (`WorkerOptions.faults`): none in production. */
+  faults?: FaultHooks | undefined;
 }
 
 /** How long a budget read from Redis's `maxmemory` is used before it is read again. */
@@ -40,7 +45,11 @@ export class ChildTasks implements DurableHost {
   private budgetReadAt = -Infinity;
   private stepBudget = { bytes: 0, readAt: -Infinity };
 
-  constructor(private readonly opts: ChildTasksOptions) {}
+  readonly childRecheckMs: number | undefined;
+
+  constructor(private readonly opts: ChildTasksOptions) {
+    this.childRecheckMs = opts.childRecheckMs;
+  }
 
   private get tasks(): TaskEngine {
     if (!this.engine) {
@@ -58,6 +67,7 @@ export class ChildTasks implements DurableHost {
         maxTtlMs,
         redisTimeoutMs: 10_000,
         maxOpenTasks: 0,
+        faults: this.opts.faults,
       });
     }
     return this.engine;
@@ -66,12 +76,13 @@ export class ChildTasks implements DurableHost {
   async createChildren(
     tenant: string,
     parentId: string,
-    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    tasks: readonly ChildTaskRequest[],
     key: string,
+    signal?: AbortSignal,
   ): Promise<string[]> {
     const engine = this.tasks;
     await this.holdToBudget(engine);
-    return engine.durable.createChildren(tenant, parentId, tasks, key);
+    return engine.durable.createChildren(tenant, parentId, tasks, key, signal);
   }
 
   /** Sets the budget the children's creates are held to (the API's, see the options). */
@@ -99,6 +110,18 @@ export class ChildTasks implements DurableHost {
 
   childOutcomes(ids: readonly string[]): Promise<(ChildOutcome | null)[]> {
     return this.tasks.durable.childOutcomes(ids);
+  }
+
+  childMayStart(task: {
+    id: string;
+    tenant?: string | undefined;
+    parentTaskId?: string | undefined;
+  }): Promise<'run' | 'cancelled' | 'wait'> {
+    return this.tasks.durable.childMayStart(task);
+  }
+
+  countEnded(parentId: string, ids: readonly string[]): Promise<number> {
+    return this.tasks.durable.countEnded(parentId, ids);
   }
 
   childEnded(parentId: string, childId: string): Promise<void> {

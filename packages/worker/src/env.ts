@@ -18,6 +18,8 @@ const schema = z
     LONGRUN_LOCK_DURATION_MS: z.coerce.number().int().min(500).optional(),
     LONGRUN_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).optional(),
     LONGRUN_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(3),
+    /** How often a durable parent waiting on children re-checks them at least (ms). */
+    LONGRUN_CHILD_RECHECK_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
     LONGRUN_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
     /** How long a durable task that ended `expired` (its retention passed as it waited) stays readable. */
     LONGRUN_EXPIRED_GRACE_MS: z.coerce
@@ -125,6 +127,7 @@ export function workerOptionsFromEnv(
     stalledIntervalMs: c.LONGRUN_STALLED_INTERVAL_MS,
     expiredGraceMs: c.LONGRUN_EXPIRED_GRACE_MS,
     maxStalledCount: c.LONGRUN_MAX_STALLED_COUNT,
+    childRecheckMs: c.LONGRUN_CHILD_RECHECK_MS,
     runningMarkMs: c.LONGRUN_RUNNING_MARK_MS,
     maxResultBytes: c.LONGRUN_MAX_RESULT_BYTES,
     maxSteps: c.LONGRUN_MAX_STEPS,

@@ -101,6 +101,8 @@ export class LongrunWorker {
       maxTtlMs: opts.maxTtlMs ?? 7 * 86_400_000,
       shards: () => this.shardCount,
       tenantMaxBytes: opts.tenantMaxBytes,
+      childRecheckMs: opts.childRecheckMs,
+      faults: opts.faults,
     });
     this.shardDeps = {
       durableHost: this.children,

@@ -62,6 +62,11 @@ export interface WorkerOptions {
   expiredGraceMs?: number | undefined;
   /** Stalls (lost locks) before a job is failed as lost (default 3). */
   maxStalledCount?: number | undefined;
+  /**
+   * A durable parent waiting on its children runs a cheap check this often at least (default
+   * 60 s, `LONGRUN_CHILD_RECHECK_MS`): a lost wake-up, a gone child (docs/durable-tasks.md).
+   */
+  childRecheckMs?: number | undefined;
   /** See the README's `LONGRUN_RUNNING_MARK_MS` (default 100). */
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task with `result-too-large` (default 2 MiB; 0: no cap). */
@@ -127,6 +132,7 @@ const settingsSchema = z.object({
   stalledIntervalMs: int(500, 86_400_000).optional(),
   expiredGraceMs: int(1000, 7 * 86_400_000).optional(),
   maxStalledCount: int(0, 100).optional(),
+  childRecheckMs: int(100, 86_400_000).optional(),
   runningMarkMs: int(0, 3_600_000).optional(),
   shutdownGraceMs: int(0, 86_400_000).optional(),
   heartbeatMs: int(100, 600_000).optional(),

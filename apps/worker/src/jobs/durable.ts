@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import type { ChildTaskRequest } from '@longrun/core';
 import { defineJobType } from '@longrun/worker';
 
 /**
@@ -20,6 +21,13 @@ export const durableJob = defineJobType({
       children: z.int().min(0).max(1000).optional(),
       childSleepMs: z.int().min(0).max(3_600_000).optional(),
       failOnChildFailure: z.boolean().optional(),
+      /**
+       * Options every child is made with (`ttlMs`, `timeoutMs`, `delayMs`, `tags`,
+       * `idempotencyKey`), passed as given: the SDK checks them as a submit would.
+       */
+      childOptions: z.record(z.string(), z.unknown()).optional(),
+      /** The children are made this many times over, one `runTasks` batch each (default 1). */
+      childBatches: z.int().min(1).max(10).optional(),
       waitpointTimeoutMs: z.int().min(1).max(86_400_000).optional(),
       repeatStep: z.boolean().optional(),
       /** Steps report nothing as they start (benchmarks count only the steps' own writes). */
@@ -56,16 +64,19 @@ export const durableJob = defineJobType({
     const answer = input.ask
       ? await ctx.requestInput({ message: 'go on?', schema: z.object({ go: z.boolean() }) })
       : undefined;
-    const children = input.children
-      ? await ctx.runTasks(
-          Array.from({ length: input.children }, (_, i) =>
-            input.childSleepMs !== undefined
-              ? { type: 'sleep', input: { ms: input.childSleepMs } }
-              : { type: 'echo', input: { child: i } },
-          ),
-          { failOnChildFailure: input.failOnChildFailure ?? false },
-        )
-      : undefined;
+    let children: unknown[] | undefined;
+    for (let batch = 1; input.children && batch <= (input.childBatches ?? 1); batch++) {
+      const made = await ctx.runTasks(
+        Array.from({ length: input.children }, (_, i) => ({
+          ...(input.childSleepMs !== undefined
+            ? { type: 'sleep', input: { ms: input.childSleepMs } }
+            : { type: 'echo', input: { child: i } }),
+          ...(input.childOptions as Omit<ChildTaskRequest, 'type' | 'input'> | undefined),
+        })),
+        { failOnChildFailure: input.failOnChildFailure ?? false },
+      );
+      children = batch === 1 ? made : [...children!, ...made];
+    }
     let data: unknown;
     if (input.waitpointTimeoutMs !== undefined) {
       const wp = await ctx.createWaitpoint({ timeoutMs: input.waitpointTimeoutMs });

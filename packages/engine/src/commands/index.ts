@@ -26,6 +26,9 @@ export { drainTaskMessages, type DrainReply } from './drain-task-messages.js';
 export { recordStep, type StepOutcome } from './record-step.js';
 export { completeWaitpoint, type WaitpointOutcome } from './complete-waitpoint.js';
 export { noteChildDone, type ChildNote } from './note-child-done.js';
+export { noteChildren, type ChildrenNote } from './note-children.js';
+export { checkChildren, type ChildrenCheck } from './check-children.js';
+export { childMayStart, type ChildStart } from './child-may-start.js';
 // Durable tasks keep their promises (issue 40).
 export { timeOutWaitpoint, type WaitpointTimeout } from './time-out-waitpoint.js';
 export { keepTask } from './keep-task.js';

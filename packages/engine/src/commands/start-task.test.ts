@@ -44,6 +44,20 @@ describe('start-task', () => {
     expect(await redis.hexists(keys.task(id), 'e1')).toBe(1);
   });
 
+  it('reads a durable parent woken on its children without writing (issue 40)', async () => {
+    const id = randomUUID();
+    await redis.hset(keys.task(id), {
+      status: 'working',
+      tenant: 't',
+      msg: 'waiting for 2 of 3 child tasks',
+      wait: 'children',
+      seq: '4',
+    });
+    const outcome = await start(id);
+    expect(outcome).toMatchObject({ kind: 'ok', hash: { msg: 'waiting for 2 of 3 child tasks' } });
+    expect(await redis.hmget(keys.task(id), 'seq', 'e4')).toEqual(['4', null]);
+  });
+
   it("returns a durable task's step results with it, by name (issue 29)", async () => {
     const id = randomUUID();
     const steps = JSON.stringify([

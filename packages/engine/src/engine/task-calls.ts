@@ -114,7 +114,10 @@ export class TaskCalls {
       // The handle as the cancel wrote it (its time, the progress it kept), not one made up here.
       return store.peek(id);
     });
-    if (view.parentTaskId || view.childTaskIds?.length) await this.deps.cancelled?.(tenant, view);
+    // Read after the cancel's write: every child its parent recorded before it (issue 40).
+    const after = stored ?? view;
+    if (after.parentTaskId || after.childTaskIds?.length)
+      await this.deps.cancelled?.(tenant, after);
     return {
       kind: 'cancelled',
       task: this.handle(stored ?? { ...view, status: 'cancelled', error }),

@@ -52,6 +52,7 @@ export function wireEngine(opts: TaskEngineOptions, host: EngineHost): EngineWir
     submit: (tenant, body, o) => placement.place(tenant, body, o),
     cancel: (tenant, id) => calls.cancel(tenant, id),
     budgetBytes: () => host.budgetBytes(),
+    faults: opts.faults,
   });
   const cancelled = (tenant: string, view: HandleFields) => durable.cancelled(tenant, view);
   const calls = new TaskCalls({ shards, pollIntervalMs: opts.pollIntervalMs, redis, cancelled });

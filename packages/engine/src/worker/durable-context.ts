@@ -1,6 +1,7 @@
 import {
   DurableTaskError,
   type ChildOutcome,
+  type ChildTaskRequest,
   type JobContext,
   type Jsonified,
   type Waitpoint,
@@ -9,23 +10,12 @@ import type { DurableStore, StepWrite } from '../durable-store.js';
 import type { DurableHost } from './durable-host.js';
 import { encodeStepResult, sleepEnd } from './durable-values.js';
 import type { ContextRun } from './job-context.js';
+import { awaitChildren } from './durable-children.js';
+import { EXPIRY_WAKE_MS, keepPastExpiry } from './expiry.js';
 import { parkJob } from './park-job.js';
 import { parkRun, RunParked } from './run-control.js';
 import { refusal } from './step-refusal.js';
 import { NO_STEPS } from './take-task.js';
-
-/** A parent waiting on children runs again this often at least (a wake-up lost in a crash). */
-export const CHILD_RECHECK_MS = 60_000;
-
-/**
- * A wait bounded by the task's expiry wakes this long before it (the reconciler reads a job
- * delayed to the expiry or later as parked for input); a run that starts from then on ends the
- * task `expired` (`TaskRun.execute`, issue 40).
- */
-export const EXPIRY_WAKE_MS = 1;
-
-/** How long a task that ended `expired` stays readable by default (issue 40): 10 minutes. */
-export const DEFAULT_EXPIRED_GRACE_MS = 600_000;
 
 /** Codes of durable errors that fail the task at once, whatever attempts are left. */
 export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
@@ -34,6 +24,7 @@ export const FATAL_DURABLE_CODES: ReadonlySet<string> = new Set([
   'step-result-too-large',
   'step-result-not-json',
   'children-unavailable',
+  'child-invalid',
   'durable-calls-overlap',
   'sleep-past-expiry',
   'sleep-invalid',
@@ -170,9 +161,7 @@ export function durableCalls(run: DurableRun): DurableCalls {
    * woken then ends the task `expired` instead of finding it gone (`TaskRun.execute`).
    */
   async function parkOn(until: number, write: Pick<StepWrite, 'wait' | 'message'>) {
-    if (until >= run.task.expiresAt - EXPIRY_WAKE_MS) {
-      await run.durable.keep(id, run.task.expiresAt + run.expiredGraceMs);
-    }
+    await keepPastExpiry(run, until);
     if (!(await moveToDelayed(until))) throw parkRun(run.control, new RunParked());
     const outcome = await run.durable.recordStep(id, { name: '', value: '', ...write });
     if (outcome.kind === 'ok' && outcome.ready) await run.job.promote().catch(() => undefined);
@@ -209,7 +198,7 @@ export function durableCalls(run: DurableRun): DurableCalls {
   }
 
   async function runTasks(
-    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    tasks: readonly ChildTaskRequest[],
     opts: { failOnChildFailure?: boolean } = {},
   ): Promise<ChildOutcome[]> {
     return exclusive(async () => {
@@ -222,24 +211,11 @@ export function durableCalls(run: DurableRun): DurableCalls {
       const tenant = run.task.tenant ?? '';
       const ids = await step(
         name,
-        () => host.createChildren(tenant, id, tasks, name),
-        (made) => ({
-          message: `started ${made.length} child task${made.length === 1 ? '' : 's'}`,
-          children: made,
-        }),
+        () => host.createChildren(tenant, id, tasks, name, run.control.signal),
+        // The children are on the parent already, recorded as they were made (note-children).
+        (made) => ({ message: `started ${made.length} child task${made.length === 1 ? '' : 's'}` }),
       );
-      let check = await run.durable.recordStep(id, { name: '', value: '', wait: 'children' });
-      if (!(check.kind === 'ok' && check.ready) && replayed) {
-        // Woken by the re-check: count children whose end was not (a crash after it).
-        const now = await host.childOutcomes(ids);
-        await Promise.all(now.map((o, i) => (o ? host.childEnded(id, ids[i]!) : null)));
-        check = await run.durable.recordStep(id, { name: '', value: '', wait: 'children' });
-      }
-      if (!(check.kind === 'ok' && check.ready)) {
-        await parkOn(Math.min(run.task.expiresAt - EXPIRY_WAKE_MS, Date.now() + CHILD_RECHECK_MS), {
-          wait: 'children',
-        });
-      }
+      await awaitChildren(run, host, ids, replayed);
       await run.durable.recordStep(id, { name: '', value: '', wait: '' });
       const outcomes = (await host.childOutcomes(ids)).map(
         (o, i): ChildOutcome =>
@@ -281,7 +257,10 @@ export function durableCalls(run: DurableRun): DurableCalls {
     sleep: (ms) => sleepUntil(Date.now() + ms),
     sleepUntil,
     runTasks,
-    runTask: async (type, input, opts) => (await runTasks([{ type, input }], opts))[0]!,
+    runTask: async (type, input, opts = {}) => {
+      const { failOnChildFailure, ...child } = opts;
+      return (await runTasks([{ type, input, ...child }], { failOnChildFailure }))[0]!;
+    },
     createWaitpoint: ({ timeoutMs } = {}) =>
       exclusive(() => {
         const n = ++counts.waitpoint;

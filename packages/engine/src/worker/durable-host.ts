@@ -1,4 +1,4 @@
-import type { ChildOutcome } from '@longrun/core';
+import type { ChildOutcome, ChildTaskRequest } from '@longrun/core';
 
 /**
  * What a durable task's run needs beyond its own record (issue 29): making child tasks (through
@@ -9,16 +9,26 @@ import type { ChildOutcome } from '@longrun/core';
 export interface DurableHost {
   /**
    * Makes `tasks` as children of `parentId`, of `tenant`, in order; the same `key` makes the same
-   * tasks (idempotency keys), so a run that crashed before recording them makes none twice.
+   * tasks (idempotency keys), so a run that crashed before recording them makes none twice. Each
+   * is recorded on the parent as it is made; once `signal` aborts (the run was stopped), no more.
    */
   createChildren(
     tenant: string,
     parentId: string,
-    tasks: readonly { type: string; input: Record<string, unknown> }[],
+    tasks: readonly ChildTaskRequest[],
     key: string,
+    signal?: AbortSignal,
   ): Promise<string[]>;
   /** How each child is now, in order (`null`: not terminal yet, or gone). */
   childOutcomes(ids: readonly string[]): Promise<(ChildOutcome | null)[]>;
+  /**
+   * Reads `ids`, children of `parentId`, and counts in the parent those that ended (an end whose
+   * count was lost: a worker died between the two) or are gone (no record: expired, deleted).
+   * Returns the earliest expiry of those still open (`Infinity`: none).
+   */
+  countEnded(parentId: string, ids: readonly string[]): Promise<number>;
+  /** How often a parent waiting on its children re-checks them at least (default 60 s). */
+  readonly childRecheckMs?: number | undefined;
   /** Counts a child's end in its parent and wakes the parent when it was the last. */
   childEnded(parentId: string, childId: string): Promise<void>;
   /**
@@ -26,4 +36,14 @@ export interface DurableHost {
    * to (0: none). Unset: steps are counted against it but never refused.
    */
   storageBudget?(): Promise<number>;
+  /**
+   * Whether a child task about to run may: `cancelled` when its parent was cancelled (the child
+   * is cancelled too, and counted), `wait` while its parent has not listed it yet (give the job
+   * back for a moment). One script on the parent, for tasks with a parent only.
+   */
+  childMayStart(task: {
+    id: string;
+    tenant?: string | undefined;
+    parentTaskId?: string | undefined;
+  }): Promise<'run' | 'cancelled' | 'wait'>;
 }

@@ -66,3 +66,9 @@ export interface TaskWorkerLogger {
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
 }
+
+/** The message of a run's last log line, by how it ended (others: `task run ended`). */
+export const RUN_END_LINES: Partial<Record<RunOutcome, string>> = {
+  completed: 'task completed',
+  failed: 'task failed',
+};

@@ -2,12 +2,8 @@ import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { DurableTaskError, isTerminal, type JobCatalog } from '@longrun/core';
 import type { DurableStore } from '../durable-store.js';
-import {
-  DEFAULT_EXPIRED_GRACE_MS,
-  EXPIRY_WAKE_MS,
-  FATAL_DURABLE_CODES,
-  type DurableRun,
-} from './durable-context.js';
+import { FATAL_DURABLE_CODES, type DurableRun } from './durable-context.js';
+import { DEFAULT_EXPIRED_GRACE_MS, EXPIRY_WAKE_MS } from './expiry.js';
 import { FinalDurableError } from './step-refusal.js';
 import type { DurableHost } from './durable-host.js';
 import type { CompletionBatch, CompletionSink } from '../completion-batch.js';

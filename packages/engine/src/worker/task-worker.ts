@@ -8,9 +8,10 @@ import { DurableStore } from '../durable-store.js';
 import { TaskStore } from '../task-store.js';
 import type { DurableHost } from './durable-host.js';
 import type { FaultHooks } from '../fault-hooks.js';
+import { RUN_END_LINES } from './job-data.js';
 import type { RunOutcome, RunTask, TaskJobData, TaskWorkerLogger } from './job-data.js';
 import { GiveBack, type LiveTypes } from './give-back.js';
-import { firstRunTask, isFirstRun, takeTask } from './take-task.js';
+import { childTask, firstRunTask, isFirstRun, takeTask } from './take-task.js';
 import { RunRegistry } from './run-control.js';
 import { MarkClock } from './mark-clock.js';
 import { RunSlots } from './run-slots.js';
@@ -42,20 +43,17 @@ export interface TaskWorkerOptions {
   stalledIntervalMs?: number | undefined;
   maxStalledCount?: number | undefined;
   logger: TaskWorkerLogger;
-  /** Called once per run, e.g. to count outcomes and durations. */
-  onRun?: (type: string, outcome: RunOutcome, durationMs: number) => void;
+  onRun?: (type: string, outcome: RunOutcome, durationMs: number) => void; // once per run
   onActiveChange?: (delta: 1 | -1) => void;
   /**
-   * Called when a task's first run starts, with how long its job waited in the queue: from the
-   * submit (or the end of the job's delay) to this start. Retries and resumed runs are not
-   * counted: their wait is backoff or a human's answer, not queue capacity.
+   * Called when a task's first run starts, with how long its job waited in the queue (from the
+   * submit or its delay's end). Not for retries, resumed runs: their wait is not queue capacity.
    */
   onQueueWait?: (type: string, waitMs: number) => void;
   /**
    * A first run marks its task `running` only once its handler has run this long, so jobs that
    * finish sooner cost one script, not two (default 100). `0` checks and marks every run before
-   * its handler starts, in the same script that reads the record (the path every re-run, retry
-   * and resumed run takes anyway).
+   * its handler starts, in the script that reads the record (as every re-run and retry does).
    */
   runningMarkMs?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap (2 MiB). */
@@ -64,15 +62,9 @@ export interface TaskWorkerOptions {
   maxSteps?: number | undefined;
   durableHost?: DurableHost | undefined;
   liveTypes?: LiveTypes | undefined;
-  /** Test seam: `afterPark` runs between parking a job and recording it (default: none). */
-  faults?: FaultHooks | undefined;
+  faults?: FaultHooks | undefined; // test seam: `afterPark` runs between parking and recording
 }
 
-/** The message of a run's last log line, by how it ended (others: `task run ended`). */
-const RUN_END_LINES: Partial<Record<RunOutcome, string>> = {
-  completed: 'task completed',
-  failed: 'task failed',
-};
 /**
  * Runs longrun jobs: one BullMQ worker per queue, whose processor takes the task (from the job,
  * or by the `start` event), runs it as a `TaskRun` and returns or throws as BullMQ expects.
@@ -196,9 +188,15 @@ export class TaskWorker {
     const started = Date.now();
     const fast = isFirstRun(job, this.runningMarkMs);
     if (this.runs.wasCancelled(job.id ?? '')) return this.begin(job, null, fast, started, token);
-    // A first run takes its task from the job, at once; any other reads it (the start event).
-    if (fast) return this.begin(job, firstRunTask(job, started), fast, started, token);
-    return takeTask(this.store, job).then((task) => this.begin(job, task, fast, started, token));
+    // A first run takes its task from the job, at once; any other reads it (the start event). A
+    // child asks its parent first: it may not run yet, or not at all (issue 40, `childTask`).
+    const [host, first] = [this.opts.durableHost, fast ? firstRunTask(job, started) : undefined];
+    if (first !== undefined && (!first?.parentTaskId || !host))
+      return this.begin(job, first, fast, started, token);
+    const task = first
+      ? childTask(host, first, job, token)
+      : takeTask(this.store, job, host, token);
+    return task.then((t) => this.begin(job, t, fast, started, token));
   }
 
   /** Runs the task taken (in a span when traced), or ends a run that has nothing to run. */
