@@ -73,6 +73,7 @@ export function addWorkerRoutes(
     jsonBody({ optional: true }),
     async (req, res) => {
       const outcome = await leases.runs.heartbeat(
+        workerOf(res),
         req.params.leaseId,
         parse(heartbeatRequestSchema, req.body),
       );
@@ -89,28 +90,29 @@ export function addWorkerRoutes(
     completeLease,
     ...before,
     jsonBody({ limitBytes: completionLimit }),
-    async (err: unknown, req: Request<{ leaseId: string }>, _res: Response, next: NextFunction) => {
+    async (err: unknown, req: Request<{ leaseId: string }>, res: Response, next: NextFunction) => {
       const tooLarge =
         (err instanceof Problem && err.code === 'entity-too-large') ||
         (err as { type?: unknown } | null)?.type === 'entity.too.large';
       if (!tooLarge) return next(err);
       const bytes = Number(req.headers['content-length'] ?? 0);
-      const outcome = await leases.runs.refuseLarge(req.params.leaseId, bytes);
+      const outcome = await leases.runs.refuseLarge(workerOf(res), req.params.leaseId, bytes);
       next(outcome.kind === 'ok' ? err : finishProblem(outcome));
     },
     async (req: Request<{ leaseId: string }>, res: Response) => {
       const { result } = parse(completeRequestSchema, req.body);
-      answer(res, await leases.runs.complete(req.params.leaseId, result));
+      answer(res, await leases.runs.complete(workerOf(res), req.params.leaseId, result));
     },
   );
 
   mount<{ leaseId: string }>(router, failLease, ...before, jsonBody(), async (req, res) => {
     const { error, retry } = parse(failRequestSchema, req.body);
-    answer(res, await leases.runs.fail(req.params.leaseId, { ...error, retry }));
+    answer(res, await leases.runs.fail(workerOf(res), req.params.leaseId, { ...error, retry }));
   });
 
   mount<{ leaseId: string }>(router, askInput, ...before, jsonBody(), async (req, res) => {
-    answer(res, await leases.runs.input(req.params.leaseId, parse(inputRequestSchema, req.body)));
+    const request = parse(inputRequestSchema, req.body);
+    answer(res, await leases.runs.input(workerOf(res), req.params.leaseId, request));
   });
 
   // Any other path or method under /v1/worker: authenticated first, then the app's 404 or 405.

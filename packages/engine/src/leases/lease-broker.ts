@@ -14,7 +14,7 @@ import { LeasedCompletions } from './leased-completions.js';
 import { SchemaValidators } from '../validation/schema-validators.js';
 import { TaskStore } from '../task-store.js';
 import type { RunOutcome, TaskJobData, TaskWorkerLogger } from '../worker/job-data.js';
-import { encodeLeaseId } from './lease-id.js';
+import { LeaseIds, leaseSecret, type LeaseRef } from './lease-id.js';
 import type { LeasePuller } from './lease-puller.js';
 import { fillFrom, makePuller, waitForJob } from './lease-pullers.js';
 import { WorkerPresence } from './worker-presence.js';
@@ -61,6 +61,7 @@ export class LeaseBroker {
   private turn = 0;
   private observer: LeaseObserver | undefined;
   private stopping = false;
+  private ids: Promise<LeaseIds> | undefined;
   /** Compiles the JSON Schemas HTTP workers send, so one that cannot be used is a `400` now. */
   private readonly schemas: SchemaValidators;
 
@@ -90,6 +91,7 @@ export class LeaseBroker {
       leaseMs: opts.leaseMs,
       maxResultBytes: opts.maxResultBytes,
       types: opts.types,
+      ids: () => this.leaseIds(),
       shard: (n) => this.shards[n],
       puller: (n, queue) => this.puller(n, queue),
       schemaFault: (schema) => this.schemaFault(schema),
@@ -169,6 +171,7 @@ export class LeaseBroker {
       types.set(name, type);
     }
     this.presence.seen(worker, [...types.values()]);
+    const ids = await this.leaseIds();
     const pullers: LeasePuller[] = [];
     const shardOf = new Map<LeasePuller, number>();
     for (let n = 0; n < this.shards.length; n++) {
@@ -180,7 +183,8 @@ export class LeaseBroker {
     }
     const leases: LeaseView[] = [];
     const open = async (job: Job, token: string, puller: LeasePuller) => {
-      const lease = await this.open(job, token, puller, shardOf.get(puller)!, types);
+      const sign = (ref: LeaseRef) => ids.encode(worker, ref);
+      const lease = await this.open(job, token, puller, shardOf.get(puller)!, types, sign);
       if (lease) leases.push(lease);
     };
     let finished: FinishOutcome[] | undefined;
@@ -188,7 +192,7 @@ export class LeaseBroker {
       let room = req.max;
       const fetch = (puller: LeasePuller) => shardOf.has(puller) && room-- > 0;
       finished = await Promise.all(
-        completions.map((c) => this.runs.complete(c.leaseId, c.result, fetch)),
+        completions.map((c) => this.runs.complete(worker, c.leaseId, c.result, fetch)),
       );
       await Promise.all(
         finished.map((f) =>
@@ -235,6 +239,7 @@ export class LeaseBroker {
     puller: LeasePuller,
     shard: number,
     types: ReadonlyMap<string, RegisteredJobType>,
+    sign: (ref: LeaseRef) => string,
   ): Promise<LeaseView | null> {
     if (!types.has(job.name)) {
       await puller.giveBack(job, token);
@@ -264,7 +269,7 @@ export class LeaseBroker {
       { taskId: id, type: job.name, attempt: attemptOf(job), requestId: data.requestId },
       'task leased',
     );
-    // What completing needs of the run travels in the lease id: a completion reads no job.
+    // What completing needs of the run travels in the lease id, signed: a completion reads no job.
     const run = {
       type: job.name,
       startedAt: job.processedOn ?? now,
@@ -272,7 +277,7 @@ export class LeaseBroker {
       attempt: attemptOf(job),
     };
     return {
-      leaseId: encodeLeaseId({ shard, queue: puller.queue, jobId: id, token, run }),
+      leaseId: sign({ shard, queue: puller.queue, jobId: id, token, run }),
       taskId: id,
       type: job.name,
       input,
@@ -303,6 +308,18 @@ export class LeaseBroker {
       );
     }
     this.observer?.onRun(type, outcome, durationMs);
+  }
+
+  /** The lease-id signer, once its secret is read (a failed read is tried again next call). */
+  private leaseIds(): Promise<LeaseIds> {
+    this.ids ??= leaseSecret(this.opts.connection, taskKeys(this.opts.prefix).leaseSecret).then(
+      (secret) => new LeaseIds(secret),
+      (error: unknown) => {
+        this.ids = undefined;
+        throw error;
+      },
+    );
+    return this.ids;
   }
 
   private puller(shard: number, queue: string): LeasePuller {
