@@ -57,7 +57,13 @@ export interface AppDeps {
    * lease broker the `/v1/worker/*` routes call. Without keys every worker route answers `401`
    * (`403` to a tenant key).
    */
-  workers?: { keys: ApiKeys; leases: LeaseBroker; maxResultBytes: number };
+  workers?: {
+    keys: ApiKeys;
+    leases: LeaseBroker;
+    maxResultBytes: number;
+    /** The job types a worker may register, by worker name, when its key's entry lists them. */
+    allowedTypes?: ReadonlyMap<string, ReadonlySet<string>> | undefined;
+  };
 }
 
 /**
@@ -139,6 +145,7 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
       engine: deps.engine,
       leases: deps.workers?.leases,
       maxResultBytes: deps.workers?.maxResultBytes ?? 0,
+      allowedTypes: deps.workers?.allowedTypes,
     },
     [requireWorker(workerKeys, deps.keys)],
   );

@@ -163,11 +163,32 @@ export const PROBLEM_TYPES = {
       "A known key used where its kind is not allowed: an HTTP worker's key (`LONGRUN_WORKER_KEYS`) on the task routes (`/v1/jobs`, `/v1/schedules`, the MCP and A2A doors), or a tenant's key (`LONGRUN_API_KEYS`) on the worker routes (`/v1/worker/*`).",
     todo: 'Submit and read tasks with a tenant key; lease and run jobs with a worker key.',
   },
+  'job-type-owned': {
+    title: 'Job type owned',
+    status: [403, 409],
+    means:
+      'The job type belongs to another worker key (the first to register it) or to SDK workers (a type an SDK worker serves), or it names a queue such a type runs on: `PUT /v1/worker/job-types/{name}` answers `409`, a lease request naming it and `DELETE` of it `403`.',
+    todo: 'Register a type of another name (or queue), or use the worker key that owns it.',
+  },
+  'job-type-not-allowed': {
+    title: 'Job type not allowed',
+    status: [403],
+    means:
+      'The worker key may register only the types its `LONGRUN_WORKER_KEYS` entry lists (`name:key:type1|type2`), and this is not one of them.',
+    todo: 'Register a listed type, or have the operator add it to the entry.',
+  },
+  'job-type-in-use': {
+    title: 'Job type in use',
+    status: [409],
+    means:
+      'Tasks of the job type are still waiting or running (on its queue): `DELETE /v1/worker/job-types/{name}` removes only a type no task waits for.',
+    todo: 'Run or cancel its tasks, then remove it.',
+  },
   'lease-not-found': {
     title: 'Lease not found',
     status: [404],
     means:
-      'The lease id is not one this service handed out, or its task is gone (expired or forgotten).',
+      'The lease id is not one this service handed out to this worker key (made up, changed, or given to another key), or its task is gone (expired or forgotten).',
     todo: 'Drop the job: use the `leaseId` a `POST /v1/worker/leases` answered, as it was given.',
   },
   'lease-expired': {

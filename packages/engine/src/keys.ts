@@ -103,6 +103,8 @@ export interface TaskKeys {
   jobTypes: string;
   jobTypeWorkers: string;
   jobTypeSeen: string;
+  /** Who owns each job type (issue 41): `name` → `sdk`, or `http:<worker name>`. */
+  jobTypeOwners: string;
   /** Announces "the registry changed" (a new version or worker, or one gone). */
   jobTypesChannel: string;
   /** The secret HTTP workers' lease ids are signed with (decision 79), shared by API replicas. */
@@ -145,6 +147,7 @@ export function taskKeys(prefix: string, channelPrefix = prefix): TaskKeys {
     jobTypes: `${prefix}:jobtypes`,
     jobTypeWorkers: `${prefix}:jobtypes:workers`,
     jobTypeSeen: `${prefix}:jobtypes:seen`,
+    jobTypeOwners: `${prefix}:jobtypes:owners`,
     jobTypesChannel: `${channelPrefix}:jobtypes:changed`,
     leaseSecret: `${prefix}:lease-secret`,
     schedule: (id) => `${prefix}:schedule:${id}`,

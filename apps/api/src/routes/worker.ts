@@ -1,7 +1,7 @@
 import type { IRouter, NextFunction, Request, RequestHandler, Response } from 'express';
 import { fieldErrors, Problem } from '@longrun/core';
 import { answerLeases } from './worker-leases.js';
-import { finishProblem, invalid, parse } from './worker-problems.js';
+import { finishProblem, invalid, notAllowed, parse, typeOwned } from './worker-problems.js';
 import type { FinishOutcome, LeaseBroker, TaskEngine } from '@longrun/engine';
 import { jsonBody } from '../http/json-body.js';
 import { leaseProblem } from '../http/outcomes.js';
@@ -20,6 +20,7 @@ import {
   leaseJobs,
   registerJobTypeRequestSchema,
   registerWorkerJobType,
+  removeWorkerJobType,
   WORKER_PATH,
 } from './worker.operations.js';
 
@@ -34,7 +35,12 @@ const COMPLETION_OVERHEAD_BYTES = 64 * 1024;
  */
 export function addWorkerRoutes(
   router: IRouter,
-  deps: { engine: TaskEngine; leases: LeaseBroker | undefined; maxResultBytes: number },
+  deps: {
+    engine: TaskEngine;
+    leases: LeaseBroker | undefined;
+    maxResultBytes: number;
+    allowedTypes?: ReadonlyMap<string, ReadonlySet<string>> | undefined;
+  },
   before: RequestHandler[],
 ): void {
   // Without a broker no worker key exists, so no handler below is reached.
@@ -50,17 +56,37 @@ export function addWorkerRoutes(
       const name = jobTypeNameSchema.safeParse(req.params.name);
       if (!name.success)
         throw invalid('The job type name is invalid', fieldErrors(name.error, 'name'));
+      const allowed = deps.allowedTypes?.get(workerOf(res));
+      if (allowed && !allowed.has(name.data)) throw notAllowed(name.data);
       const body = parse(registerJobTypeRequestSchema, req.body);
       const fault = leases.schemaFault(body.inputSchema);
       if (fault)
         throw invalid('The input schema cannot be used', [{ path: 'inputSchema', message: fault }]);
-      await leases.register(workerOf(res), { name: name.data, ...body });
+      const registered = await leases.register(workerOf(res), { name: name.data, ...body });
+      if (registered.kind === 'owned') throw typeOwned(registered.name, 409);
       const type = (await deps.engine.jobTypes()).find((t) => t.name === name.data);
       if (!type) throw new Error(`job type ${name.data} registered but not read back`);
       res.setHeader('Cache-Control', 'no-store');
       res.json(jobTypeView(type));
     },
   );
+
+  mount<{ name: string }>(router, removeWorkerJobType, ...before, async (req, res) => {
+    const removed = await leases.jobTypes.unregister(workerOf(res), req.params.name);
+    // Not registered, or registered by another key: not this key's to remove, either way.
+    if (removed.kind === 'owned' || removed.kind === 'unknown') {
+      throw typeOwned(req.params.name, 403);
+    }
+    if (removed.kind === 'busy') {
+      throw new Problem({
+        status: 409,
+        title: 'Job type in use',
+        detail: `Tasks of "${req.params.name}" are waiting or running: run or cancel them first`,
+        code: 'job-type-in-use',
+      });
+    }
+    res.status(204).end();
+  });
 
   mount(router, leaseJobs, ...before, jsonBody(), (req, res) =>
     answerLeases(leases, workerOf(res), req.body, res),

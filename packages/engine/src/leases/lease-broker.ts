@@ -1,13 +1,10 @@
-import { Queue, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CompletionBatch } from '../completion-batch.js';
 import type { RegisteredJobType } from '../registry/job-type-registry.js';
 import type { JobTypeDirectory } from '../registry/job-type-directory.js';
-import {
-  describeJsonJobType,
-  type JobTypeDescriptor,
-  type JsonJobTypeSpec,
-} from '../registry/describe.js';
+import type { JsonJobTypeSpec } from '../registry/describe.js';
+import { WorkerTypes, type RegisterOutcome } from './worker-types.js';
 import { taskKeys } from '../keys.js';
 import { shardPrefix } from '../shards.js';
 import { LeasedCompletions } from './leased-completions.js';
@@ -55,6 +52,8 @@ export type { LeaseCompletion, LeaseObserver, LeaseTakeOutcome, LeaseView } from
  */
 export class LeaseBroker {
   readonly runs: LeaseRuns;
+  /** The job types HTTP workers own: register, remove, and which a lease may name. */
+  readonly jobTypes: WorkerTypes;
   private readonly pullers = new Map<string, LeasePuller>();
   private readonly shards: LeaseShard[] = [];
   private readonly presence: WorkerPresence;
@@ -68,6 +67,7 @@ export class LeaseBroker {
   constructor(private readonly opts: LeaseBrokerOptions) {
     this.presence = new WorkerPresence(opts.types.registry, opts.logger);
     this.schemas = new SchemaValidators({ logger: opts.logger, max: 64 });
+    this.jobTypes = new WorkerTypes({ ...opts, presence: this.presence });
     for (let n = 0; n < Math.max(1, opts.shards); n++) {
       const store = new TaskStore(
         opts.connection,
@@ -122,32 +122,12 @@ export class LeaseBroker {
     }
   }
 
-  /**
-   * Registers (or re-registers) a job type an HTTP worker serves: its descriptor in the
-   * registry, as an SDK worker's heartbeat writes it, and its fleet-wide concurrency cap on its
-   * queue in every shard (as `LONGRUN_TYPE_CONCURRENCY` does). The type stays known.
-   */
-  async register(
+  /** Registers a job type `worker` owns or claims (`WorkerTypes.register`). */
+  register(
     worker: string,
     spec: JsonJobTypeSpec & { concurrency?: number | undefined },
-  ): Promise<JobTypeDescriptor> {
-    const descriptor = describeJsonJobType(spec);
-    await this.presence.register(worker, descriptor);
-    if (spec.concurrency !== undefined) {
-      for (let n = 0; n < this.shards.length; n++) {
-        const queue = new Queue(descriptor.queueName!, {
-          connection: this.opts.connection,
-          prefix: shardPrefix(this.opts.prefix, n),
-        });
-        try {
-          await queue.setGlobalConcurrency(spec.concurrency);
-        } finally {
-          await queue.close();
-        }
-      }
-    }
-    await this.opts.types.refresh();
-    return descriptor;
+  ): Promise<RegisterOutcome> {
+    return this.jobTypes.register(worker, spec);
   }
 
   /**
@@ -164,12 +144,9 @@ export class LeaseBroker {
     signal?: AbortSignal,
     completions?: readonly LeaseCompletion[],
   ): Promise<LeaseTakeOutcome> {
-    const types = new Map<string, RegisteredJobType>();
-    for (const name of req.types) {
-      const type = await this.opts.types.resolve(name);
-      if (!type) return { kind: 'unknownType', name };
-      types.set(name, type);
-    }
+    const leasable = await this.jobTypes.leasable(worker, req.types);
+    if (leasable.kind !== 'ok') return leasable;
+    const { types } = leasable;
     this.presence.seen(worker, [...types.values()]);
     const ids = await this.leaseIds();
     const pullers: LeasePuller[] = [];
