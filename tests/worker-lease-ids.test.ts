@@ -51,6 +51,8 @@ beforeAll(async () => {
     LONGRUN_API_KEYS: API_KEYS,
     LONGRUN_WORKER_KEYS: `w1:${W1_KEY},w2:${W2_KEY}`,
     LONGRUN_WORKER_LEASE_MS: '5000',
+    // The forged-heartbeat storm measures connections, not the per-key limit (item 5).
+    LONGRUN_WORKER_RATE_LIMIT_RPS: '0',
     LOG_LEVEL: 'info',
     PORT: '0',
     HOST: '127.0.0.1',

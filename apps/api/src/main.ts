@@ -178,6 +178,7 @@ async function main(): Promise<void> {
     workers: {
       keys: new ApiKeys(workerKeys ?? new Map()),
       allowedTypes: config.LONGRUN_WORKER_KEYS?.types,
+      rateLimitRps: config.LONGRUN_WORKER_RATE_LIMIT_RPS,
       leases,
       maxResultBytes: config.LONGRUN_MAX_RESULT_BYTES,
     },
