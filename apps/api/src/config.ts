@@ -132,6 +132,8 @@ const schema = z
      * (`403`). With a type list, the worker registers only those types (`403` for another).
      */
     LONGRUN_WORKER_KEYS: workerKeys,
+    /** Most job types one worker key may own (register). */
+    LONGRUN_WORKER_MAX_TYPES: z.coerce.number().int().min(1).max(10_000).default(50),
     /** Requests per second per worker key on `/v1/worker/*`, per API process; 0: no limit. */
     LONGRUN_WORKER_RATE_LIMIT_RPS: z.coerce.number().int().min(0).default(200),
     /** How long an HTTP worker's lease lasts without a heartbeat (each heartbeat renews it). */

@@ -157,6 +157,7 @@ async function main(): Promise<void> {
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
     types,
     leaseMs: config.LONGRUN_WORKER_LEASE_MS,
+    maxTypesPerWorker: config.LONGRUN_WORKER_MAX_TYPES,
     maxResultBytes: config.LONGRUN_MAX_RESULT_BYTES,
     logger: failures,
   });

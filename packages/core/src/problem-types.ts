@@ -177,11 +177,23 @@ export const PROBLEM_TYPES = {
       'The worker key may register only the types its `LONGRUN_WORKER_KEYS` entry lists (`name:key:type1|type2`), and this is not one of them.',
     todo: 'Register a listed type, or have the operator add it to the entry.',
   },
+  'too-many-job-types': {
+    title: 'Too many job types',
+    status: [409],
+    means:
+      'This worker key owns as many job types as the API allows (`LONGRUN_WORKER_MAX_TYPES`, 50 by default). Nothing was registered.',
+    todo: 'Remove types it no longer runs (`DELETE /v1/worker/job-types/{name}`), or have the operator raise the cap.',
+  },
+  'schema-too-large': {
+    title: 'Schema too large',
+    status: [413],
+    means: "A job type's input schema is over 64 KiB of JSON. Nothing was registered.",
+    todo: 'Keep the schema to what the API must check (types, required fields, bounds); let the worker check the rest.',
+  },
   'job-type-in-use': {
     title: 'Job type in use',
     status: [409],
-    means:
-      'Tasks of the job type are still waiting or running (on its queue): `DELETE /v1/worker/job-types/{name}` removes only a type no task waits for.',
+    means: 'Tasks of the job type still wait or run: `DELETE` removes only an idle type.',
     todo: 'Run or cancel its tasks, then remove it.',
   },
   'lease-not-found': {

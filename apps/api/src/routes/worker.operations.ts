@@ -217,7 +217,10 @@ export const registerWorkerJobType: Operation = {
       'A tenant key (`wrong-key`), or a type outside the list of the worker key’s `LONGRUN_WORKER_KEYS` entry (`job-type-not-allowed`).',
     ),
     '409': problem(
-      'Another worker key or SDK workers own the type, or a type of theirs runs on the queue it names (`job-type-owned`).',
+      'Another worker key or SDK workers own the type, or a type of theirs runs on the queue it names (`job-type-owned`); or this key owns `LONGRUN_WORKER_MAX_TYPES` types already (`too-many-job-types`).',
+    ),
+    '413': problem(
+      'The body is over 1 MiB (`entity-too-large`), or the input schema over 64 KiB of JSON (`schema-too-large`).',
     ),
   },
 };

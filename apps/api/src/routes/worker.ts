@@ -26,6 +26,8 @@ import {
 
 /** Room for the rest of a completion's body around a result of the largest size allowed. */
 const COMPLETION_OVERHEAD_BYTES = 64 * 1024;
+/** The largest input schema a worker may register (issue 41): its JSON, in bytes. */
+const MAX_SCHEMA_BYTES = 64 * 1024;
 
 /**
  * The `/v1/worker/*` routes (decision 62): HTTP workers register job types, lease jobs, heartbeat
@@ -59,11 +61,28 @@ export function addWorkerRoutes(
       const allowed = deps.allowedTypes?.get(workerOf(res));
       if (allowed && !allowed.has(name.data)) throw notAllowed(name.data);
       const body = parse(registerJobTypeRequestSchema, req.body);
+      const schemaBytes = Buffer.byteLength(JSON.stringify(body.inputSchema));
+      if (schemaBytes > MAX_SCHEMA_BYTES) {
+        throw new Problem({
+          status: 413,
+          title: 'Schema too large',
+          detail: `The input schema is ${schemaBytes} bytes of JSON; at most ${MAX_SCHEMA_BYTES}`,
+          code: 'schema-too-large',
+        });
+      }
       const fault = leases.schemaFault(body.inputSchema);
       if (fault)
         throw invalid('The input schema cannot be used', [{ path: 'inputSchema', message: fault }]);
       const registered = await leases.register(workerOf(res), { name: name.data, ...body });
       if (registered.kind === 'owned') throw typeOwned(registered.name, 409);
+      if (registered.kind === 'tooMany') {
+        throw new Problem({
+          status: 409,
+          title: 'Too many job types',
+          detail: `This worker key owns ${registered.max} job types, as many as LONGRUN_WORKER_MAX_TYPES allows`,
+          code: 'too-many-job-types',
+        });
+      }
       const type = (await deps.engine.jobTypes()).find((t) => t.name === name.data);
       if (!type) throw new Error(`job type ${name.data} registered but not read back`);
       res.setHeader('Cache-Control', 'no-store');

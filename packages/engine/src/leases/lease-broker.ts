@@ -36,6 +36,8 @@ export interface LeaseBrokerOptions {
   types: JobTypeDirectory;
   /** How long a lease lasts without a heartbeat (`LONGRUN_WORKER_LEASE_MS`). */
   leaseMs: number;
+  /** Most job types one worker key may own (`LONGRUN_WORKER_MAX_TYPES`; default 50). */
+  maxTypesPerWorker?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap. */
   maxResultBytes: number;
   logger: TaskWorkerLogger;
@@ -67,7 +69,11 @@ export class LeaseBroker {
   constructor(private readonly opts: LeaseBrokerOptions) {
     this.presence = new WorkerPresence(opts.types.registry, opts.logger);
     this.schemas = new SchemaValidators({ logger: opts.logger, max: 64 });
-    this.jobTypes = new WorkerTypes({ ...opts, presence: this.presence });
+    this.jobTypes = new WorkerTypes({
+      ...opts,
+      presence: this.presence,
+      maxTypesPerWorker: opts.maxTypesPerWorker ?? 50,
+    });
     for (let n = 0; n < Math.max(1, opts.shards); n++) {
       const store = new TaskStore(
         opts.connection,

@@ -12,7 +12,9 @@ import type { WorkerPresence } from './worker-presence.js';
 
 /** What registering a type answers: registered, or owned by someone else (issue 41). */
 export type RegisterOutcome =
-  { kind: 'ok'; descriptor: JobTypeDescriptor } | { kind: 'owned'; name: string };
+  | { kind: 'ok'; descriptor: JobTypeDescriptor }
+  | { kind: 'owned'; name: string }
+  | { kind: 'tooMany'; max: number };
 
 /** What removing a type answers (`DELETE /v1/worker/job-types/{name}`). */
 export type UnregisterOutcome = { kind: 'ok' | 'unknown' | 'owned' | 'busy' };
@@ -45,6 +47,8 @@ export class WorkerTypes {
       shards: number;
       types: JobTypeDirectory;
       presence: WorkerPresence;
+      /** Most types one worker key may own (`LONGRUN_WORKER_MAX_TYPES`). */
+      maxTypesPerWorker: number;
     },
   ) {}
 
@@ -68,6 +72,10 @@ export class WorkerTypes {
       (t) => t.name !== spec.name && t.queueName === descriptor.queueName && t.owner !== owner,
     );
     if (sharing) return { kind: 'owned', name: sharing.name };
+    // A type new to this key counts against its cap (concurrent claims may pass it by a few).
+    const max = this.opts.maxTypesPerWorker;
+    const owned = [...this.opts.types.values()].filter((t) => t.owner === owner).length;
+    if (known?.owner !== owner && owned >= max) return { kind: 'tooMany', max };
     if ((await this.opts.types.registry.claim(spec.name, owner)) !== owner) {
       return { kind: 'owned', name: spec.name };
     }
