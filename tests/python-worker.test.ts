@@ -750,12 +750,13 @@ describe('an API that is stopping', () => {
       REDIS_URL: inject('redisUrl'),
       LONGRUN_PREFIX: prefix,
       LONGRUN_API_KEYS: API_KEYS,
-      LONGRUN_WORKER_KEYS: `py:${WORKER_KEY}`,
+      LONGRUN_WORKER_KEYS: `curl:${OTHER_WORKER_KEY}`,
       PORT: '0',
       HOST: '127.0.0.1',
     });
     stops.push(() => api.stop());
-    const other = httpClient(`http://127.0.0.1:${api.ready.port as number}`, WORKER_KEY);
+    // The key that owns curl-echo (issue 41: a key leases only the types it owns).
+    const other = httpClient(`http://127.0.0.1:${api.ready.port as number}`, OTHER_WORKER_KEY);
     const polling = other('POST', '/v1/worker/leases', {
       body: { types: ['curl-echo'], max: 1, waitMs: 20_000 },
     });

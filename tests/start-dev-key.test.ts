@@ -58,11 +58,22 @@ async function startOnce(): Promise<{
     });
     const workerKey =
       /longrun dev worker key \(HTTP workers\): (\S+)/.exec(lines.join('\n'))?.[1] ?? '';
-    // A worker route the worker key opens (and a tenant's key does not).
-    const leases = await fetch(`http://127.0.0.1:${String(ready.port)}/v1/worker/leases`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${workerKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ types: ['echo'], max: 1, waitMs: 0 }),
+    // Worker routes the worker key opens (and a tenant's key does not): it registers a type of
+    // its own and leases it (`echo` is the SDK worker's: issue 41, a key leases what it owns).
+    const asWorker = (method: string, path: string, body: unknown) =>
+      fetch(`http://127.0.0.1:${String(ready.port)}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${workerKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const registered = await asWorker('PUT', '/v1/worker/job-types/dev-key-check', {
+      inputSchema: { type: 'object' },
+    });
+    expect(registered.status).toBe(200);
+    const leases = await asWorker('POST', '/v1/worker/leases', {
+      types: ['dev-key-check'],
+      max: 1,
+      waitMs: 0,
     });
     return { key, status: res.status, workerKey, workerStatus: leases.status };
   } finally {

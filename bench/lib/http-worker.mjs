@@ -103,7 +103,7 @@ export async function httpWorkerFigures({
     redisUrl,
     prefix,
     apiKeys: `bench:${apiKey}`,
-    env: { LONGRUN_WORKER_KEYS: `bench:${workerKey}` },
+    env: { LONGRUN_WORKER_KEYS: `bench:${workerKey}`, LONGRUN_WORKER_RATE_LIMIT_RPS: '0' },
     nodeArgs,
   });
   const pids = (worker) => ({ worker, api: api.child.pid, redis: redisPid });

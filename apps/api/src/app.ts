@@ -8,6 +8,7 @@ import { ApiKeys, requireTenant, requireWorker } from './http/auth.js';
 import { ApiMetrics } from './http/metrics.js';
 import { RunMetrics } from './http/run-metrics.js';
 import { rateLimit } from './http/rate-limit.js';
+import { WorkerLimiter, workerRateLimit } from './http/worker-rate-limit.js';
 import { defaultStreamLimits, StreamSlots, type StreamLimits } from './http/stream-slots.js';
 import { fastLane } from './http/fast-lane.js';
 import { requestLog, type RequestObserver } from './http/request-log.js';
@@ -58,7 +59,15 @@ export interface AppDeps {
    * lease broker the `/v1/worker/*` routes call. Without keys every worker route answers `401`
    * (`403` to a tenant key).
    */
-  workers?: { keys: ApiKeys; leases: LeaseBroker; maxResultBytes: number };
+  workers?: {
+    keys: ApiKeys;
+    leases: LeaseBroker;
+    maxResultBytes: number;
+    /** Requests per second per worker key, in each API process; 0 or unset: no limit. */
+    rateLimitRps?: number | undefined;
+    /** The job types a worker may register, by worker name, when its key's entry lists them. */
+    allowedTypes?: ReadonlyMap<string, ReadonlySet<string>> | undefined;
+  };
 }
 
 /**
@@ -75,14 +84,14 @@ export function createApp(deps: AppDeps): Express {
  * @example createServer(createListener({ engine, keys, logger, ...limits })).listen(3000)
  */
 export function createListener(deps: AppDeps): RequestListener {
-  const { app, observe } = buildApp(deps);
+  const { app, observe, workerLimiter } = buildApp(deps);
   if (deps.fastLane === false || deps.rateLimitRps > 0) return app;
   const lane = fastLane(app, {
     engine: deps.engine,
     keys: deps.keys,
     logger: deps.logger,
     observe,
-    workers: deps.workers,
+    workers: deps.workers && { ...deps.workers, limiter: workerLimiter },
   });
   return (req, res) => {
     noSniff(res);
@@ -98,7 +107,11 @@ function noSniff(res: ServerResponse): void {
   res.setHeader('X-Content-Type-Options', 'nosniff');
 }
 
-function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
+function buildApp(deps: AppDeps): {
+  app: Express;
+  observe: RequestObserver;
+  workerLimiter: WorkerLimiter | undefined;
+} {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -134,14 +147,21 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   addScheduleRoutes(app, deps.engine, before);
   // The worker routes take a worker key, never a tenant's (and a tenant's limits do not apply).
   const workerKeys = deps.workers?.keys ?? new ApiKeys(new Map());
+  // Each worker key's own request limit (issue 41), shared with the fast lane's lease calls.
+  const rps = deps.workers?.rateLimitRps ?? 0;
+  const workerLimiter = rps > 0 ? new WorkerLimiter(rps) : undefined;
   addWorkerRoutes(
     app,
     {
       engine: deps.engine,
       leases: deps.workers?.leases,
       maxResultBytes: deps.workers?.maxResultBytes ?? 0,
+      allowedTypes: deps.workers?.allowedTypes,
     },
-    [requireWorker(workerKeys, deps.keys)],
+    [
+      requireWorker(workerKeys, deps.keys),
+      ...(workerLimiter ? [workerRateLimit(workerLimiter)] : []),
+    ],
   );
   addWaitpointRoutes(app, deps.engine, before);
   addStepRoutes(app, deps.engine, before);
@@ -178,5 +198,5 @@ function buildApp(deps: AppDeps): { app: Express; observe: RequestObserver } {
   app.use(methodNotAllowed(documented.paths as Record<string, unknown>));
   app.use(notFound);
   app.use(errorHandler(deps.logger));
-  return { app, observe };
+  return { app, observe, workerLimiter };
 }

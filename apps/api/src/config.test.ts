@@ -27,6 +27,18 @@ describe('api config', () => {
     expect(loadConfig({}).LONGRUN_WORKER_KEYS).toBeUndefined();
   });
 
+  it('parses the job types a worker key may register: name:key:type1|type2 (issue 41)', () => {
+    const c = loadConfig({
+      LONGRUN_WORKER_KEYS: 'py:pppppppppppppppp1:py-wordcount|py-resize,go:gggggggggggggggg2',
+    });
+    expect([...c.LONGRUN_WORKER_KEYS!]).toEqual([
+      ['pppppppppppppppp1', 'py'],
+      ['gggggggggggggggg2', 'go'],
+    ]);
+    expect(c.LONGRUN_WORKER_KEYS!.types.get('py')).toEqual(new Set(['py-wordcount', 'py-resize']));
+    expect(c.LONGRUN_WORKER_KEYS!.types.has('go')).toBe(false); // any type
+  });
+
   it('parses tenant:key pairs', () => {
     const c = loadConfig({ LONGRUN_API_KEYS: 'acme:aaaaaaaaaaaaaaaa1, beta:bbbbbbbbbbbbbbbb:2' });
     expect([...c.LONGRUN_API_KEYS!]).toEqual([
@@ -48,6 +60,12 @@ describe('api config', () => {
     [{ LONGRUN_MAX_STREAMS: 'many' }, 'LONGRUN_MAX_STREAMS'],
     [{ LONGRUN_WORKER_KEYS: 'py:short' }, 'LONGRUN_WORKER_KEYS'],
     [{ LONGRUN_WORKER_KEYS: 'no-name-key-0123456789' }, 'LONGRUN_WORKER_KEYS'],
+    [{ LONGRUN_WORKER_KEYS: 'py:pppppppppppppppp1:bad type' }, 'LONGRUN_WORKER_KEYS'],
+    [{ LONGRUN_WORKER_KEYS: 'py:pppppppppppppppp1:a:b' }, 'LONGRUN_WORKER_KEYS'],
+    [
+      { LONGRUN_WORKER_KEYS: 'py:pppppppppppppppp1:a,py:qqqqqqqqqqqqqqqq2:b' },
+      'LONGRUN_WORKER_KEYS',
+    ],
     [
       {
         LONGRUN_API_KEYS: 'acme:same-key-0123456789',

@@ -25,8 +25,8 @@ function apiKeyEntryFault(pair: string, owner: string): string | null {
   return null;
 }
 
-/** `owner:key[,owner:key…]` read into key → owner (a tenant, or a worker's name). */
-function keyList(owner: 'tenant' | 'worker', example: string) {
+/** `owner:key[,owner:key…]` read into key → owner (a tenant). */
+function keyList(owner: 'tenant', example: string) {
   return z
     .string()
     .transform((raw, ctx) => {
@@ -50,6 +50,52 @@ function keyList(owner: 'tenant' | 'worker', example: string) {
 }
 
 const apiKeys = keyList('tenant', 'acme');
+
+/**
+ * Worker keys (key → worker name), and the job types each worker may register when its entry
+ * lists them (`name:key:type1|type2`, issue 41): a worker name not in `types` may register any.
+ */
+export class WorkerKeys extends Map<string, string> {
+  readonly types = new Map<string, ReadonlySet<string>>();
+}
+
+const TYPE_LIST = /^[A-Za-z0-9_.-]{1,100}(\|[A-Za-z0-9_.-]{1,100})*$/;
+
+/** `name:key[:type1|type2][,…]` read into `WorkerKeys`; a key may not hold `:`. */
+const workerKeys = z
+  .string()
+  .transform((raw, ctx) => {
+    const keys = new WorkerKeys();
+    /** Each worker's type list as read (''), so two entries of one worker agree. */
+    const lists = new Map<string, string>();
+    const entries = splitList(raw);
+    for (const [i, entry] of entries.entries()) {
+      const parts = entry.split(':');
+      const list = parts.length > 2 ? parts.pop()! : undefined;
+      const pair = parts.join(':');
+      const fault =
+        parts.length > 2
+          ? `has more than one type list: each entry must be name:key or name:key:type1|type2`
+          : list !== undefined && !TYPE_LIST.test(list)
+            ? `(worker "${parts[0]}") has a type list that is not type names separated by |`
+            : apiKeyEntryFault(pair, 'worker');
+      const name = parts[0]!;
+      const types = list === undefined ? '' : list.split('|').sort().join('|');
+      const other = lists.has(name) && lists.get(name) !== types;
+      lists.set(name, types);
+      if (fault || other) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `entry ${i + 1} of ${entries.length} ${fault ?? `(worker "${name}") lists other types than an earlier entry of that worker`}: each entry must be worker:key or worker:key:type1|type2, e.g. py:<a key of ${MIN_KEY_LENGTH}+ characters>:py-wordcount, entries separated by commas`,
+        });
+        return z.NEVER;
+      }
+      keys.set(parts[1]!, name);
+      if (list !== undefined) keys.types.set(name, new Set(list.split('|')));
+    }
+    return keys;
+  })
+  .optional();
 
 /** `tenant=weight[,tenant=weight…]`: whole numbers 1–100. */
 const tenantWeights = z
@@ -81,10 +127,15 @@ const schema = z
     /** `tenant:key[,tenant:key…]` */
     LONGRUN_API_KEYS: apiKeys,
     /**
-     * `name:key[,name:key…]`: keys of HTTP workers (`/v1/worker/*`), never a tenant's; a worker
-     * key cannot use the task routes and a tenant key cannot use the worker routes (`403`).
+     * `name:key[:type1|type2][,…]`: keys of HTTP workers (`/v1/worker/*`), never a tenant's; a
+     * worker key cannot use the task routes and a tenant key cannot use the worker routes
+     * (`403`). With a type list, the worker registers only those types (`403` for another).
      */
-    LONGRUN_WORKER_KEYS: keyList('worker', 'py'),
+    LONGRUN_WORKER_KEYS: workerKeys,
+    /** Most job types one worker key may own (register). */
+    LONGRUN_WORKER_MAX_TYPES: z.coerce.number().int().min(1).max(10_000).default(50),
+    /** Requests per second per worker key on `/v1/worker/*`, per API process; 0: no limit. */
+    LONGRUN_WORKER_RATE_LIMIT_RPS: z.coerce.number().int().min(0).default(200),
     /** How long an HTTP worker's lease lasts without a heartbeat (each heartbeat renews it). */
     LONGRUN_WORKER_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
     /** Where a development key is kept (`dev-api-key`) when LONGRUN_API_KEYS is unset. */

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   // dir, or ones made and kept there, so `npm run start:api` serves the keys `npm start` printed.
   let keys = config.LONGRUN_API_KEYS;
   if (!keys || keys.size === 0) keys = new Map([[servedDevKey('api'), 'dev']]);
-  let workerKeys = config.LONGRUN_WORKER_KEYS;
+  let workerKeys: ReadonlyMap<string, string> | undefined = config.LONGRUN_WORKER_KEYS;
   if ((!workerKeys || workerKeys.size === 0) && config.NODE_ENV !== 'production') {
     workerKeys = new Map([[servedDevKey('worker'), 'dev']]);
   }
@@ -157,6 +157,7 @@ async function main(): Promise<void> {
     maxTtlMs: config.LONGRUN_MAX_TTL_MS,
     types,
     leaseMs: config.LONGRUN_WORKER_LEASE_MS,
+    maxTypesPerWorker: config.LONGRUN_WORKER_MAX_TYPES,
     maxResultBytes: config.LONGRUN_MAX_RESULT_BYTES,
     logger: failures,
   });
@@ -177,6 +178,8 @@ async function main(): Promise<void> {
     streams,
     workers: {
       keys: new ApiKeys(workerKeys ?? new Map()),
+      allowedTypes: config.LONGRUN_WORKER_KEYS?.types,
+      rateLimitRps: config.LONGRUN_WORKER_RATE_LIMIT_RPS,
       leases,
       maxResultBytes: config.LONGRUN_MAX_RESULT_BYTES,
     },

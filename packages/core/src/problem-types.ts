@@ -163,11 +163,44 @@ export const PROBLEM_TYPES = {
       "A known key used where its kind is not allowed: an HTTP worker's key (`LONGRUN_WORKER_KEYS`) on the task routes (`/v1/jobs`, `/v1/schedules`, the MCP and A2A doors), or a tenant's key (`LONGRUN_API_KEYS`) on the worker routes (`/v1/worker/*`).",
     todo: 'Submit and read tasks with a tenant key; lease and run jobs with a worker key.',
   },
+  'job-type-owned': {
+    title: 'Job type owned',
+    status: [403, 409],
+    means:
+      'The job type belongs to another worker key (the first to register it) or to SDK workers (a type an SDK worker serves), or it names a queue such a type runs on: `PUT /v1/worker/job-types/{name}` answers `409`, a lease request naming it and `DELETE` of it `403`.',
+    todo: 'Register a type of another name (or queue), or use the worker key that owns it.',
+  },
+  'job-type-not-allowed': {
+    title: 'Job type not allowed',
+    status: [403],
+    means:
+      'The worker key may register only the types its `LONGRUN_WORKER_KEYS` entry lists (`name:key:type1|type2`), and this is not one of them.',
+    todo: 'Register a listed type, or have the operator add it to the entry.',
+  },
+  'too-many-job-types': {
+    title: 'Too many job types',
+    status: [409],
+    means:
+      'This worker key owns as many job types as the API allows (`LONGRUN_WORKER_MAX_TYPES`, 50 by default). Nothing was registered.',
+    todo: 'Remove types it no longer runs (`DELETE /v1/worker/job-types/{name}`), or have the operator raise the cap.',
+  },
+  'schema-too-large': {
+    title: 'Schema too large',
+    status: [413],
+    means: "A job type's input schema is over 64 KiB of JSON. Nothing was registered.",
+    todo: 'Keep the schema to what the API must check (types, required fields, bounds); let the worker check the rest.',
+  },
+  'job-type-in-use': {
+    title: 'Job type in use',
+    status: [409],
+    means: 'Tasks of the job type still wait or run: `DELETE` removes only an idle type.',
+    todo: 'Run or cancel its tasks, then remove it.',
+  },
   'lease-not-found': {
     title: 'Lease not found',
     status: [404],
     means:
-      'The lease id is not one this service handed out, or its task is gone (expired or forgotten).',
+      'The lease id is not one this service handed out to this worker key (made up, changed, or given to another key), or its task is gone (expired or forgotten).',
     todo: 'Drop the job: use the `leaseId` a `POST /v1/worker/leases` answered, as it was given.',
   },
   'lease-expired': {

@@ -94,6 +94,7 @@ export {
   type LeaseView,
 } from './leases/lease-broker.js';
 export type { FinishOutcome, HeartbeatOutcome, LeaseEnded } from './leases/lease-runs.js';
+export type { RegisterOutcome, UnregisterOutcome } from './leases/worker-types.js';
 export { describeJsonJobType, type JsonJobTypeSpec } from './registry/describe.js';
 // Durable tasks (issue 29).
 export type { DurableTasks, CompleteWaitpointOutcome } from './engine/durable.js';

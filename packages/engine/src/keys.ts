@@ -103,8 +103,12 @@ export interface TaskKeys {
   jobTypes: string;
   jobTypeWorkers: string;
   jobTypeSeen: string;
+  /** Who owns each job type (issue 41): `name` → `sdk`, or `http:<worker name>`. */
+  jobTypeOwners: string;
   /** Announces "the registry changed" (a new version or worker, or one gone). */
   jobTypesChannel: string;
+  /** The secret HTTP workers' lease ids are signed with (decision 79), shared by API replicas. */
+  leaseSecret: string;
   /** A schedule: a hash of its tenant, creation time, what each run submits, and its last run. */
   schedule(id: string): string;
   /** The tenant's schedules: a sorted set of schedule id by creation time. */
@@ -143,7 +147,9 @@ export function taskKeys(prefix: string, channelPrefix = prefix): TaskKeys {
     jobTypes: `${prefix}:jobtypes`,
     jobTypeWorkers: `${prefix}:jobtypes:workers`,
     jobTypeSeen: `${prefix}:jobtypes:seen`,
+    jobTypeOwners: `${prefix}:jobtypes:owners`,
     jobTypesChannel: `${channelPrefix}:jobtypes:changed`,
+    leaseSecret: `${prefix}:lease-secret`,
     schedule: (id) => `${prefix}:schedule:${id}`,
     schedules: (tenant) => `${prefix}:tenant:${tenant}:schedules`,
     scheduleIdempotency: (tenant, keyHash) => `${prefix}:schedule-idem:${tenant}:${keyHash}`,

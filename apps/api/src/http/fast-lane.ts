@@ -10,6 +10,7 @@ import { readPlainJson } from './json-body.js';
 import { answerError } from './problem.js';
 import { trackRequest, type RequestObserver } from './request-log.js';
 import { traceparentIn } from './trace-context.js';
+import type { WorkerLimiter } from './worker-rate-limit.js';
 
 /** The metrics' route labels, as Express labels the routes (see routes/jobs.ts). */
 const SUBMIT_ROUTE = '/v1/jobs/';
@@ -25,7 +26,7 @@ export interface FastLaneDeps {
   logger: Logger;
   observe: RequestObserver;
   /** HTTP workers: their keys and lease broker (lease calls take the lane too). */
-  workers?: { keys: ApiKeys; leases: LeaseBroker } | undefined;
+  workers?: { keys: ApiKeys; leases: LeaseBroker; limiter?: WorkerLimiter | undefined } | undefined;
 }
 
 /**
@@ -46,6 +47,13 @@ export function fastLane(app: RequestListener, deps: FastLaneDeps): RequestListe
     const worker = workers && bearerTenant(workers.keys, req.headers.authorization);
     if (!workers || !worker) return app(req, res);
     const fail = failWith(logger, req, res);
+    const wait = workers.limiter?.take(worker) ?? null;
+    if (wait !== null) {
+      // Over the worker's limit: answered here, the body not read (the connection closes).
+      trackRequest(logger, observe, req, res, LEASES_PATH);
+      res.setHeader('Connection', 'close');
+      return fail(workers.limiter!.problem(wait));
+    }
     const taken = readPlainJson(req, (err) => {
       if (err) return fail(err);
       answerLeases(workers.leases, worker, (req as { body?: unknown }).body, res).catch(fail);

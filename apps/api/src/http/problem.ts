@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Problem, type ProblemCode } from '@longrun/core';
 import { StoreFullError, StoreUnavailableError } from '@longrun/engine';
 import type { Logger } from 'pino';
+import { redactUrl } from './request-log.js';
 
 /**
  * Sends a problem as `application/problem+json` with its headers, on the plain response (so the
@@ -37,7 +38,7 @@ export function answerError(
   const problem = toProblem(err);
   if (problem.status >= 500 && !(err instanceof Problem)) {
     const level = problem.status === 500 ? 'error' : 'warn';
-    logger[level]({ err, method: req.method, url }, 'request failed');
+    logger[level]({ err, method: req.method, url: redactUrl(url ?? '') }, 'request failed');
   }
   if (res.headersSent) {
     res.end();

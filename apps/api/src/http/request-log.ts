@@ -55,11 +55,23 @@ export function trackRequest(
     // `originalUrl` is Express's; a fast-lane request's url is its own (nothing was mounted).
     const url = (req as Partial<Request>).originalUrl ?? req.url ?? '';
     if (!logger.isLevelEnabled(level) || QUIET.some((p) => pathOf(url).startsWith(p))) return;
-    const line = { reqId: id, method: req.method, url, status, ms: Math.round(ms) };
+    const line = { reqId: id, method: req.method, url: redactUrl(url), status, ms: Math.round(ms) };
     const traceId = traceIdOf(req.headers.traceparent);
     logger[level](traceId ? { ...line, traceId } : line, 'request');
   });
   return id;
+}
+
+/** A lease id in a worker route's path: it carries the lease's lock token (issue 41). */
+const LEASE_IN_PATH = /(\/v1\/worker\/leases\/)[^/?#]+/;
+
+/**
+ * `url` as a log line may hold it: a lease id (`/v1/worker/leases/{leaseId}/…`) is a secret of
+ * the worker holding the lease, as a bearer key is, so it reads `[redacted]`.
+ * @example redactUrl('/v1/worker/leases/MAp0…/complete') // '/v1/worker/leases/[redacted]/complete'
+ */
+export function redactUrl(url: string): string {
+  return url.replace(LEASE_IN_PATH, '$1[redacted]');
 }
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;

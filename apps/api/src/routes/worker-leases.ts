@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { Problem } from '@longrun/core';
 import type { LeaseBroker } from '@longrun/engine';
 import { sendJson } from '../http/send-json.js';
-import { finishProblem, invalid, parse } from './worker-problems.js';
+import { finishProblem, invalid, parse, typeOwned } from './worker-problems.js';
 import { leaseRequestSchema } from './worker.operations.js';
 
 /**
@@ -26,6 +26,7 @@ export async function answerLeases(
       { path: 'types', message: `No job type "${outcome.name}" is registered` },
     ]);
   }
+  if (outcome.kind === 'owned') throw typeOwned(outcome.name, 403);
   if (outcome.kind === 'stopping') {
     res.setHeader('Connection', 'close'); // the next call goes to a replica that is not stopping
     throw new Problem({

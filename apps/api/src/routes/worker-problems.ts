@@ -34,3 +34,23 @@ export function invalid(detail: string, errors: { path: string; message: string 
     errors,
   });
 }
+
+/** A job type another worker key (or SDK workers) owns (issue 41): `409` to a PUT, else `403`. */
+export function typeOwned(name: string, status: 403 | 409): Problem {
+  return new Problem({
+    status,
+    title: 'Job type owned',
+    detail: `The job type "${name}" belongs to another worker key or to SDK workers`,
+    code: 'job-type-owned',
+  });
+}
+
+/** A type outside the list of the worker key's `LONGRUN_WORKER_KEYS` entry (issue 41). */
+export function notAllowed(name: string): Problem {
+  return new Problem({
+    status: 403,
+    title: 'Job type not allowed',
+    detail: `This worker key may not register "${name}": its LONGRUN_WORKER_KEYS entry lists the types it may`,
+    code: 'job-type-not-allowed',
+  });
+}

@@ -167,6 +167,12 @@ const LEASE_ID = {
   schema: { type: 'string' },
 };
 const onLease = { ...worker, pathParameters: [LEASE_ID] };
+const TYPE_NAME = {
+  name: 'name',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,100}$' },
+};
 const AUTH = {
   ...COMMON,
   '403': problem('A tenant key: the worker routes take a worker key (`LONGRUN_WORKER_KEYS`).'),
@@ -175,7 +181,9 @@ const ON_LEASE = {
   ...AUTH,
   ...BAD_REQUEST,
   ...BODY,
-  '404': problem('Not a lease id of this service, or its task is gone.'),
+  '404': problem(
+    'Not a lease this worker key was given (made up, changed, or another key’s), or its task is gone.',
+  ),
   '409': problem(
     'The lease expired (`lease-expired`: the job runs again elsewhere), or the task ended meanwhile (`lease-ended`: cancelled, or past its timeout).',
     { task: true },
@@ -189,15 +197,8 @@ export const registerWorkerJobType: Operation = {
   operationId: 'registerWorkerJobType',
   summary: 'Register a job type an HTTP worker runs',
   description:
-    'The type appears in `GET /v1/job-types` like an SDK worker’s and stays registered: submits are accepted while no worker runs. Registering the same settings again is a no-op; other settings make a new version.',
-  pathParameters: [
-    {
-      name: 'name',
-      in: 'path',
-      required: true,
-      schema: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,100}$' },
-    },
-  ],
+    'The type appears in `GET /v1/job-types` like an SDK worker’s and stays registered: submits are accepted while no worker runs. Registering the same settings again is a no-op; other settings make a new version. The first worker key to register a type owns it (issue 41): only it re-registers, leases and removes the type; a type an SDK worker serves is owned by SDK workers.',
+  pathParameters: [TYPE_NAME],
   body: {
     schema: 'RegisterJobTypeRequest',
     example: {
@@ -212,6 +213,34 @@ export const registerWorkerJobType: Operation = {
     ...BAD_REQUEST,
     ...AUTH,
     ...BODY,
+    '403': problem(
+      'A tenant key (`wrong-key`), or a type outside the list of the worker key’s `LONGRUN_WORKER_KEYS` entry (`job-type-not-allowed`).',
+    ),
+    '409': problem(
+      'Another worker key or SDK workers own the type, or a type of theirs runs on the queue it names (`job-type-owned`); or this key owns `LONGRUN_WORKER_MAX_TYPES` types already (`too-many-job-types`).',
+    ),
+    '413': problem(
+      'The body is over 1 MiB (`entity-too-large`), or the input schema over 64 KiB of JSON (`schema-too-large`).',
+    ),
+  },
+};
+
+export const removeWorkerJobType: Operation = {
+  ...worker,
+  method: 'delete',
+  path: `${WORKER_PATH}/job-types/{name}`,
+  operationId: 'removeWorkerJobType',
+  summary: 'Remove a job type this worker key owns',
+  description:
+    'Forgets the type (every version) and its owner, so it may be registered again by any key; submits of it are refused from then on. Only a type no task is waiting for (or running) is removed.',
+  pathParameters: [TYPE_NAME],
+  responses: {
+    '204': { description: 'Removed.' },
+    ...AUTH,
+    '403': problem(
+      'A tenant key (`wrong-key`), or a type this worker key does not own, or that is not registered (`job-type-owned`).',
+    ),
+    '409': problem('Tasks of the type are waiting or running (`job-type-in-use`).'),
   },
 };
 
@@ -228,6 +257,9 @@ export const leaseJobs: Operation = {
     '200': jsonResponse('The leases (maybe none).', 'LeaseList'),
     ...BAD_REQUEST,
     ...AUTH,
+    '403': problem(
+      'A tenant key (`wrong-key`), or a type another worker key or SDK workers own (`job-type-owned`).',
+    ),
     ...BODY,
     '503': problem(
       'Redis did not answer in time (`store-unavailable`), or this API process is stopping and took nothing (`stopping`, with `Connection: close`): retry after `Retry-After`.',
@@ -300,6 +332,7 @@ export const askInput = finish(
 /** In the document's order. */
 export const WORKER_OPERATIONS: readonly Operation[] = [
   registerWorkerJobType,
+  removeWorkerJobType,
   leaseJobs,
   heartbeatLease,
   completeLease,

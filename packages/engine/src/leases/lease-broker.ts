@@ -1,20 +1,17 @@
-import { Queue, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CompletionBatch } from '../completion-batch.js';
 import type { RegisteredJobType } from '../registry/job-type-registry.js';
 import type { JobTypeDirectory } from '../registry/job-type-directory.js';
-import {
-  describeJsonJobType,
-  type JobTypeDescriptor,
-  type JsonJobTypeSpec,
-} from '../registry/describe.js';
+import type { JsonJobTypeSpec } from '../registry/describe.js';
+import { WorkerTypes, type RegisterOutcome } from './worker-types.js';
 import { taskKeys } from '../keys.js';
 import { shardPrefix } from '../shards.js';
 import { LeasedCompletions } from './leased-completions.js';
 import { SchemaValidators } from '../validation/schema-validators.js';
 import { TaskStore } from '../task-store.js';
 import type { RunOutcome, TaskJobData, TaskWorkerLogger } from '../worker/job-data.js';
-import { encodeLeaseId } from './lease-id.js';
+import { LeaseIds, leaseSecret, type LeaseRef } from './lease-id.js';
 import type { LeasePuller } from './lease-puller.js';
 import { fillFrom, makePuller, waitForJob } from './lease-pullers.js';
 import { WorkerPresence } from './worker-presence.js';
@@ -39,6 +36,8 @@ export interface LeaseBrokerOptions {
   types: JobTypeDirectory;
   /** How long a lease lasts without a heartbeat (`LONGRUN_WORKER_LEASE_MS`). */
   leaseMs: number;
+  /** Most job types one worker key may own (`LONGRUN_WORKER_MAX_TYPES`; default 50). */
+  maxTypesPerWorker?: number | undefined;
   /** A result whose JSON is longer fails its task (`result-too-large`); 0: no cap. */
   maxResultBytes: number;
   logger: TaskWorkerLogger;
@@ -55,18 +54,26 @@ export type { LeaseCompletion, LeaseObserver, LeaseTakeOutcome, LeaseView } from
  */
 export class LeaseBroker {
   readonly runs: LeaseRuns;
+  /** The job types HTTP workers own: register, remove, and which a lease may name. */
+  readonly jobTypes: WorkerTypes;
   private readonly pullers = new Map<string, LeasePuller>();
   private readonly shards: LeaseShard[] = [];
   private readonly presence: WorkerPresence;
   private turn = 0;
   private observer: LeaseObserver | undefined;
   private stopping = false;
+  private ids: Promise<LeaseIds> | undefined;
   /** Compiles the JSON Schemas HTTP workers send, so one that cannot be used is a `400` now. */
   private readonly schemas: SchemaValidators;
 
   constructor(private readonly opts: LeaseBrokerOptions) {
     this.presence = new WorkerPresence(opts.types.registry, opts.logger);
     this.schemas = new SchemaValidators({ logger: opts.logger, max: 64 });
+    this.jobTypes = new WorkerTypes({
+      ...opts,
+      presence: this.presence,
+      maxTypesPerWorker: opts.maxTypesPerWorker ?? 50,
+    });
     for (let n = 0; n < Math.max(1, opts.shards); n++) {
       const store = new TaskStore(
         opts.connection,
@@ -90,6 +97,7 @@ export class LeaseBroker {
       leaseMs: opts.leaseMs,
       maxResultBytes: opts.maxResultBytes,
       types: opts.types,
+      ids: () => this.leaseIds(),
       shard: (n) => this.shards[n],
       puller: (n, queue) => this.puller(n, queue),
       schemaFault: (schema) => this.schemaFault(schema),
@@ -120,32 +128,12 @@ export class LeaseBroker {
     }
   }
 
-  /**
-   * Registers (or re-registers) a job type an HTTP worker serves: its descriptor in the
-   * registry, as an SDK worker's heartbeat writes it, and its fleet-wide concurrency cap on its
-   * queue in every shard (as `LONGRUN_TYPE_CONCURRENCY` does). The type stays known.
-   */
-  async register(
+  /** Registers a job type `worker` owns or claims (`WorkerTypes.register`). */
+  register(
     worker: string,
     spec: JsonJobTypeSpec & { concurrency?: number | undefined },
-  ): Promise<JobTypeDescriptor> {
-    const descriptor = describeJsonJobType(spec);
-    await this.presence.register(worker, descriptor);
-    if (spec.concurrency !== undefined) {
-      for (let n = 0; n < this.shards.length; n++) {
-        const queue = new Queue(descriptor.queueName!, {
-          connection: this.opts.connection,
-          prefix: shardPrefix(this.opts.prefix, n),
-        });
-        try {
-          await queue.setGlobalConcurrency(spec.concurrency);
-        } finally {
-          await queue.close();
-        }
-      }
-    }
-    await this.opts.types.refresh();
-    return descriptor;
+  ): Promise<RegisterOutcome> {
+    return this.jobTypes.register(worker, spec);
   }
 
   /**
@@ -162,13 +150,11 @@ export class LeaseBroker {
     signal?: AbortSignal,
     completions?: readonly LeaseCompletion[],
   ): Promise<LeaseTakeOutcome> {
-    const types = new Map<string, RegisteredJobType>();
-    for (const name of req.types) {
-      const type = await this.opts.types.resolve(name);
-      if (!type) return { kind: 'unknownType', name };
-      types.set(name, type);
-    }
+    const leasable = await this.jobTypes.leasable(worker, req.types);
+    if (leasable.kind !== 'ok') return leasable;
+    const { types } = leasable;
     this.presence.seen(worker, [...types.values()]);
+    const ids = await this.leaseIds();
     const pullers: LeasePuller[] = [];
     const shardOf = new Map<LeasePuller, number>();
     for (let n = 0; n < this.shards.length; n++) {
@@ -180,7 +166,8 @@ export class LeaseBroker {
     }
     const leases: LeaseView[] = [];
     const open = async (job: Job, token: string, puller: LeasePuller) => {
-      const lease = await this.open(job, token, puller, shardOf.get(puller)!, types);
+      const sign = (ref: LeaseRef) => ids.encode(worker, ref);
+      const lease = await this.open(job, token, puller, shardOf.get(puller)!, types, sign);
       if (lease) leases.push(lease);
     };
     let finished: FinishOutcome[] | undefined;
@@ -188,7 +175,7 @@ export class LeaseBroker {
       let room = req.max;
       const fetch = (puller: LeasePuller) => shardOf.has(puller) && room-- > 0;
       finished = await Promise.all(
-        completions.map((c) => this.runs.complete(c.leaseId, c.result, fetch)),
+        completions.map((c) => this.runs.complete(worker, c.leaseId, c.result, fetch)),
       );
       await Promise.all(
         finished.map((f) =>
@@ -235,6 +222,7 @@ export class LeaseBroker {
     puller: LeasePuller,
     shard: number,
     types: ReadonlyMap<string, RegisteredJobType>,
+    sign: (ref: LeaseRef) => string,
   ): Promise<LeaseView | null> {
     if (!types.has(job.name)) {
       await puller.giveBack(job, token);
@@ -264,7 +252,7 @@ export class LeaseBroker {
       { taskId: id, type: job.name, attempt: attemptOf(job), requestId: data.requestId },
       'task leased',
     );
-    // What completing needs of the run travels in the lease id: a completion reads no job.
+    // What completing needs of the run travels in the lease id, signed: a completion reads no job.
     const run = {
       type: job.name,
       startedAt: job.processedOn ?? now,
@@ -272,7 +260,7 @@ export class LeaseBroker {
       attempt: attemptOf(job),
     };
     return {
-      leaseId: encodeLeaseId({ shard, queue: puller.queue, jobId: id, token, run }),
+      leaseId: sign({ shard, queue: puller.queue, jobId: id, token, run }),
       taskId: id,
       type: job.name,
       input,
@@ -303,6 +291,18 @@ export class LeaseBroker {
       );
     }
     this.observer?.onRun(type, outcome, durationMs);
+  }
+
+  /** The lease-id signer, once its secret is read (a failed read is tried again next call). */
+  private leaseIds(): Promise<LeaseIds> {
+    this.ids ??= leaseSecret(this.opts.connection, taskKeys(this.opts.prefix).leaseSecret).then(
+      (secret) => new LeaseIds(secret),
+      (error: unknown) => {
+        this.ids = undefined;
+        throw error;
+      },
+    );
+    return this.ids;
   }
 
   private puller(shard: number, queue: string): LeasePuller {

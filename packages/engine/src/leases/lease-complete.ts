@@ -53,16 +53,23 @@ export async function completeRun(
     if (next) await puller.giveBack(next, ref.token);
     return lapsed(shard, ref.jobId);
   }
-  if ('error' in end) throw end.error; // the lock went between the two scripts (its expiry)
+  // The same result sent again (a retry of a completion whose answer was lost): the record says
+  // so (`ok`, from `completed`), and the job was finished by the first; its finish fails here.
+  // The first completion's answer is the answer, and the run is not counted twice (issue 41).
+  const again = done.ok && done.previous === 'completed';
+  // Otherwise a failed finish is the lock gone between the two scripts (its expiry).
+  if ('error' in end && !again) throw end.error;
   const outcome: RunOutcome = done.ok
     ? 'completed'
     : done.reason === 'missing'
       ? 'skipped'
       : 'cancelled';
-  opts.ended(
-    { taskId: ref.jobId, type: run.type, attempt: run.attempt, startedAt: run.startedAt },
-    outcome,
-  );
+  if (!again) {
+    opts.ended(
+      { taskId: ref.jobId, type: run.type, attempt: run.attempt, startedAt: run.startedAt },
+      outcome,
+    );
+  }
   const taken = next ? { next: { job: next, token: ref.token, puller } } : {};
   if (done.ok) return { kind: 'ok', taskId: ref.jobId, status: 'completed', ...taken };
   if (next) await puller.giveBack(next, ref.token);

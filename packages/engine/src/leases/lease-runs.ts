@@ -8,7 +8,7 @@ import type { RunOutcome, TaskJobData } from '../worker/job-data.js';
 import { refuseResult } from '../worker/result-check.js';
 import { RunTimedOut } from '../worker/run-control.js';
 import { recordRunFailure } from '../worker/run-failure.js';
-import { decodeLeaseId, type LeaseRef } from './lease-id.js';
+import type { LeaseIds, LeaseRef } from './lease-id.js';
 import { completeRun, lapsed } from './lease-complete.js';
 import type { LeasePuller } from './lease-puller.js';
 
@@ -24,6 +24,8 @@ export interface LeaseRunsOptions {
   leaseMs: number;
   maxResultBytes: number;
   types: JobTypeDirectory;
+  /** Checks and reads lease ids (decision 79); the secret is read from Redis once. */
+  ids(): Promise<LeaseIds>;
   shard(n: number): LeaseShard | undefined;
   puller(n: number, queue: string): LeasePuller;
   /** Why a JSON Schema cannot be compiled, or null. */
@@ -99,10 +101,11 @@ export class LeaseRuns {
 
   /** Renews the lease and records progress; `cancelled` once the task has ended meanwhile. */
   async heartbeat(
+    worker: string,
     leaseId: string,
     update: { progress?: number | undefined; message?: string | undefined },
   ): Promise<HeartbeatOutcome> {
-    const lease = await this.open(leaseId);
+    const lease = await this.open(worker, leaseId);
     if ('kind' in lease) {
       return lease.kind === 'finished' || lease.kind === 'timedOut'
         ? { kind: 'ok', cancelled: true, leaseMs: this.opts.leaseMs }
@@ -138,18 +141,21 @@ export class LeaseRuns {
    * the finish take the next job of the lease's queue (decision 68)? It comes back as `next`.
    */
   async complete(
+    worker: string,
     leaseId: string,
     result: unknown,
     fetch?: (puller: LeasePuller) => boolean,
   ): Promise<FinishOutcome> {
-    // A lease that carries its run, in time and with a result under the cap: no job read.
-    const carried = decodeLeaseId(leaseId);
-    const run = carried?.run;
-    const inTime = run && (run.timeoutMs === 0 || Date.now() - run.startedAt <= run.timeoutMs);
-    if (carried && run && inTime && !refuseResult(result, this.opts.maxResultBytes)) {
+    // A lease of this worker's, in time and with a result under the cap: no job read (its run
+    // is what the signed id says, decision 79).
+    const carried = (await this.opts.ids()).decode(worker, leaseId);
+    if (!carried) return { kind: 'notFound' };
+    const { run } = carried;
+    const inTime = run.timeoutMs === 0 || Date.now() - run.startedAt <= run.timeoutMs;
+    if (inTime && !refuseResult(result, this.opts.maxResultBytes)) {
       return completeRun(this.opts, carried, run, result, fetch);
     }
-    const lease = await this.open(leaseId);
+    const lease = await this.openRef(carried);
     if ('kind' in lease) return lease;
     const { job, shard, ref } = lease;
     const id = job.id ?? '';
@@ -176,8 +182,8 @@ export class LeaseRuns {
    * A completion whose body was too large to read (`bodyBytes`): its result is over the cap
    * whatever it holds, so the task fails as `complete` would fail it.
    */
-  async refuseLarge(leaseId: string, bodyBytes: number): Promise<FinishOutcome> {
-    const lease = await this.open(leaseId);
+  async refuseLarge(worker: string, leaseId: string, bodyBytes: number): Promise<FinishOutcome> {
+    const lease = await this.open(worker, leaseId);
     if ('kind' in lease) return lease;
     const refused = {
       code: 'result-too-large',
@@ -189,10 +195,11 @@ export class LeaseRuns {
 
   /** Fails the run: retried while attempts are left unless `retry` is false. */
   async fail(
+    worker: string,
     leaseId: string,
     failure: { code?: string | undefined; message: string; retry?: boolean | undefined },
   ): Promise<FinishOutcome> {
-    const lease = await this.open(leaseId);
+    const lease = await this.open(worker, leaseId);
     if ('kind' in lease) return lease;
     const outcome = await this.failRun(lease, {
       message: failure.message,
@@ -211,12 +218,13 @@ export class LeaseRuns {
    * and the task's next lease carries the answer.
    */
   async input(
+    worker: string,
     leaseId: string,
     request: { message: string; schema: Record<string, unknown> },
   ): Promise<FinishOutcome> {
     const fault = this.opts.schemaFault(request.schema);
     if (fault) return { kind: 'badSchema', message: fault };
-    const lease = await this.open(leaseId);
+    const lease = await this.open(worker, leaseId);
     if ('kind' in lease) return lease;
     const { job, shard, ref } = lease;
     const id = job.id ?? '';
@@ -247,10 +255,15 @@ export class LeaseRuns {
    * The lease's job with its lock renewed, or why there is none. A run past its timeout is ended
    * here (failed or retried, as an SDK run is), since nothing else watches a remote handler.
    */
-  private async open(leaseId: string): Promise<OpenLease | LeaseEnded> {
-    const ref = decodeLeaseId(leaseId);
-    const shard = ref && this.opts.shard(ref.shard);
-    if (!ref || !shard) return { kind: 'notFound' };
+  private async open(worker: string, leaseId: string): Promise<OpenLease | LeaseEnded> {
+    // Checked first: an id this worker was not given builds nothing (no queue, no connection).
+    const ref = (await this.opts.ids()).decode(worker, leaseId);
+    return ref ? this.openRef(ref) : { kind: 'notFound' };
+  }
+
+  private async openRef(ref: LeaseRef): Promise<OpenLease | LeaseEnded> {
+    const shard = this.opts.shard(ref.shard);
+    if (!shard) return { kind: 'notFound' };
     const puller = this.opts.puller(ref.shard, ref.queue);
     // The job's hash and the lock's renewal in one write: the renewal needs only the id.
     const [job, held] = await Promise.all([

@@ -32,6 +32,8 @@ export type LeaseTakeOutcome =
       completions?: FinishOutcome[];
     }
   | { kind: 'unknownType'; name: string }
+  /** A type another worker key (or SDK workers) owns (issue 41). */
+  | { kind: 'owned'; name: string }
   | { kind: 'stopping' }; // the API is stopping and the call took nothing
 
 /** A completion sent with a lease call (decision 68). */

@@ -25,7 +25,16 @@ export interface RegisteredJobType extends RegisteredVersion {
    * (`LONGRUN_TYPE_CONCURRENCY`), if any, as `JobTypeDirectory` last read it.
    */
   fleetConcurrency?: number | undefined;
+  /**
+   * Who owns the type (issue 41): `sdk` (SDK workers serve it) or `http:<worker name>` (the
+   * worker key that registered it first); unset: nobody yet.
+   */
+  owner?: string | undefined;
 }
+
+/** The owner of the types SDK workers serve; an HTTP worker's registry id starts `http:`. */
+export const SDK_OWNER = 'sdk';
+const HTTP_WORKER = 'http:';
 
 /** Versions not served and not the newest of their type are dropped after this long unseen. */
 export const REGISTRY_RETAIN_MS = 24 * 3_600_000;
@@ -44,6 +53,7 @@ const field = (d: { name: string; version: string }) => `${d.name}@${d.version}`
  * - `<prefix>:jobtypes:workers` (sorted set): `name@version workerId`, scored by when its
  *   heartbeat lapses.
  * - `<prefix>:jobtypes:seen` (sorted set): `name@version`, scored by when it was last served.
+ * - `<prefix>:jobtypes:owners` (hash): `name` → its owner (`sdk`, or `http:<worker name>`).
  */
 export class JobTypeRegistry {
   readonly keys: TaskKeys;
@@ -74,11 +84,17 @@ export class JobTypeRegistry {
       pipeline.zadd(this.keys.jobTypeSeen, now, field(d));
     }
     pipeline.zremrangebyscore(this.keys.jobTypeWorkers, '-inf', now);
+    // A type an SDK worker serves is owned by SDK workers, whoever registered it before: the
+    // operator's own code (with Redis access) outranks a worker key (issue 41).
+    if (descriptors.length > 0 && !workerId.startsWith(HTTP_WORKER)) {
+      pipeline.hset(this.keys.jobTypeOwners, ...descriptors.flatMap((d) => [d.name, SDK_OWNER]));
+    }
     const replies = (await pipeline.exec()) ?? [];
     const failed = replies.find(([err]) => err);
     if (failed) throw failed[0] as Error;
     // hsetnx and the workers' zadd answer 1 when new; the trailing prune answers how many lapsed.
-    const changed = replies.some(([, n], i) => i % 3 !== 2 && Number(n) > 0);
+    const last = descriptors.length * 3;
+    const changed = replies.some(([, n], i) => i <= last && i % 3 !== 2 && Number(n) > 0);
     if (changed) await this.connection.publish(this.keys.jobTypesChannel, workerId);
     return changed;
   }
@@ -91,6 +107,36 @@ export class JobTypeRegistry {
     await this.connection.publish(this.keys.jobTypesChannel, workerId);
   }
 
+  /**
+   * Claims `name` for `owner` unless someone owns it: answers its owner after the claim (the
+   * claimant's, or the one before it). One round trip.
+   */
+  async claim(name: string, owner: string): Promise<string> {
+    const replies = await this.connection
+      .pipeline()
+      .hsetnx(this.keys.jobTypeOwners, name, owner)
+      .hget(this.keys.jobTypeOwners, name)
+      .exec();
+    const failed = replies?.find(([err]) => err);
+    if (failed) throw failed[0] as Error;
+    return String(replies?.[1]?.[1] ?? '');
+  }
+
+  /** Forgets `name`: every version, who serves it, its owner (the change is announced). */
+  async remove(name: string): Promise<void> {
+    const ours = (member: string) => member.startsWith(`${name}@`);
+    const fields = (await this.connection.hkeys(this.keys.jobTypes)).filter(ours);
+    const serving = (await this.connection.zrange(this.keys.jobTypeWorkers, 0, -1)).filter(ours);
+    const pipeline = this.connection.pipeline().hdel(this.keys.jobTypeOwners, name);
+    if (fields.length > 0) {
+      pipeline.hdel(this.keys.jobTypes, ...fields).zrem(this.keys.jobTypeSeen, ...fields);
+    }
+    if (serving.length > 0) pipeline.zrem(this.keys.jobTypeWorkers, ...serving);
+    const failed = (await pipeline.exec())?.find(([err]) => err);
+    if (failed) throw failed[0] as Error;
+    await this.connection.publish(this.keys.jobTypesChannel, `removed ${name}`);
+  }
+
   /** Every job type registered, by name, with live worker counts as of now. */
   async read(): Promise<Map<string, RegisteredJobType>> {
     const now = Date.now();
@@ -99,19 +145,28 @@ export class JobTypeRegistry {
       .hgetall(this.keys.jobTypes)
       .zrangebyscore(this.keys.jobTypeWorkers, `(${now}`, '+inf')
       .zrange(this.keys.jobTypeSeen, 0, -1, 'WITHSCORES')
+      .hgetall(this.keys.jobTypeOwners)
       .exec()) as [Error | null, unknown][] | null;
     if (!replies) throw new Error('the registry read was discarded');
-    const [[e1, hash], [e2, live], [e3, seen]] = replies as [
+    const [[e1, hash], [e2, live], [e3, seen], [e4, ownerHash]] = replies as [
+      [Error | null, unknown],
       [Error | null, unknown],
       [Error | null, unknown],
       [Error | null, unknown],
     ];
-    const err = e1 ?? e2 ?? e3;
+    const err = e1 ?? e2 ?? e3 ?? e4;
     if (err) throw err;
+    const owners = new Map(Object.entries((ownerHash ?? {}) as Record<string, string>));
     const workers = new Map<string, number>();
     for (const member of live as string[]) {
-      const key = member.slice(0, member.indexOf(' '));
+      const space = member.indexOf(' ');
+      const key = member.slice(0, space);
       workers.set(key, (workers.get(key) ?? 0) + 1);
+      // Served by an SDK worker before owners were kept: SDK-owned all the same.
+      const name = key.slice(0, key.lastIndexOf('@'));
+      if (!member.startsWith(HTTP_WORKER, space + 1) && !owners.has(name)) {
+        owners.set(name, SDK_OWNER);
+      }
     }
     const lastSeen = new Map<string, number>();
     const pairs = seen as string[];
@@ -128,7 +183,8 @@ export class JobTypeRegistry {
     for (const name of [...versions.keys()].sort()) {
       const list = versions.get(name)!.sort(newestFirst);
       const validating = list.find((v) => v.workers > 0) ?? list[0]!;
-      types.set(name, { ...validating, versions: list });
+      const owner = owners.get(name);
+      types.set(name, { ...validating, versions: list, ...(owner ? { owner } : {}) });
     }
     return types;
   }
