@@ -44,7 +44,8 @@ if (!env.REDIS_URL) {
 // so `npm run start:api` alone serves the same key.
 // The same for HTTP workers (LONGRUN_WORKER_KEYS): a development worker key, so a worker in any
 // language (examples/python-worker) runs beside `npm start` with the key its README reads.
-if (env.NODE_ENV !== 'production') {
+// Both only for a development run (no LONGRUN_API_KEYS): a configured one gets only its own keys.
+if (!env.LONGRUN_API_KEYS && env.NODE_ENV !== 'production') {
   const { devKey } = await import('../apps/api/dist/dev-key.js');
   const dataDir = resolve(root, process.env.LONGRUN_DATA_DIR ?? '.data');
   const kinds = [

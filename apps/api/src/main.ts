@@ -37,11 +37,13 @@ async function main(): Promise<void> {
   const failures = new FailureLog(logger);
   // Without keys, outside production: the development keys `npm start` keeps under the data
   // dir, or ones made and kept there, so `npm run start:api` serves the keys `npm start` printed.
+  // A configured API (keys set) gets no development worker key: only the keys it is given.
   let keys = config.LONGRUN_API_KEYS;
-  if (!keys || keys.size === 0) keys = new Map([[servedDevKey('api'), 'dev']]);
   let workerKeys: ReadonlyMap<string, string> | undefined = config.LONGRUN_WORKER_KEYS;
-  if ((!workerKeys || workerKeys.size === 0) && config.NODE_ENV !== 'production') {
-    workerKeys = new Map([[servedDevKey('worker'), 'dev']]);
+  if (!keys || keys.size === 0) {
+    keys = new Map([[servedDevKey('api'), 'dev']]);
+    if (!workerKeys || workerKeys.size === 0)
+      workerKeys = new Map([[servedDevKey('worker'), 'dev']]);
   }
   function servedDevKey(kind: DevKeyKind): string {
     let dev: DevKey;
