@@ -1,33 +1,25 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
 import { startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+import { stopAfterEach, submitTask } from './helpers/tasks.js';
 
 // Issue 40, items 3 and 4: a durable parent's cancel reaches every child, whether the parent is
 // still making them or waits on them, and no child's handler starts once the cancel was received.
 // The real API in this process, a real worker process running the stock `durable` type whose
 // children are `sleep` tasks (60 s: they run until cancelled), the real Redis.
 
-const apis: InProcessApi[] = [];
-const procs: Proc[] = [];
-afterEach(async () => {
-  await Promise.allSettled(procs.splice(0).map((p) => p.kill()));
-  await Promise.allSettled(apis.splice(0).map((a) => a.close()));
-});
+const started = stopAfterEach();
 
 async function setUp(concurrency: number): Promise<{ a: InProcessApi; w: Proc }> {
-  const a = await startInProcessApi();
-  apis.push(a);
-  const w = await startWorker(a.prefix, { LONGRUN_WORKER_CONCURRENCY: String(concurrency) });
-  procs.push(w);
+  const a = started.api(await startInProcessApi());
+  const w = started.proc(
+    await startWorker(a.prefix, { LONGRUN_WORKER_CONCURRENCY: String(concurrency) }),
+  );
   return { a, w };
 }
 
-async function submit(a: InProcessApi, body: unknown): Promise<string> {
-  const res = await a.http('POST', '/v1/jobs', { body });
-  expect(res.status, res.text).toBe(202);
-  return res.body.taskId as string;
-}
+const submit = submitTask;
 
 /** The worker's `task started` lines for `type` (one per handler run): task id and time. */
 function starts(w: Proc, type: string): { taskId: string; time: number }[] {
@@ -138,17 +130,16 @@ describe('durable tasks: a parent cancel reaches its children', () => {
   }, 60_000);
 
   it("a child made by a worker killed before listing it does not run, and the parent's cancel ends it", async () => {
-    const a = await startInProcessApi();
-    apis.push(a);
+    const a = started.api(await startInProcessApi());
     // The parent's worker kills itself right after making the first child, before listing it;
     // its lock (30 s) keeps the parent from being run again during the test.
     const maker = await startWorker(a.prefix, {
       LONGRUN_WORKER_TYPES: 'durable',
       LONGRUN_TEST_CRASH_AT: 'after-child',
     });
-    procs.push(maker);
+    started.proc(maker);
     const runner = await startWorker(a.prefix, { LONGRUN_WORKER_TYPES: 'sleep' });
-    procs.push(runner);
+    started.proc(runner);
     const id = await submit(a, { type: 'durable', input: { children: 3, childSleepMs: 60_000 } });
     const [child] = await waitFor(
       async () => {

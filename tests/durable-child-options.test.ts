@@ -1,56 +1,30 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from './helpers/http.js';
-import type { Proc } from './helpers/processes.js';
+import { describe, expect, it } from 'vitest';
 import { startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+import {
+  handleOf,
+  stopAfterEach,
+  submitTask,
+  terminal,
+  untilHandle,
+  type HandleJson,
+} from './helpers/tasks.js';
 
 // Issue 40, item 12: `ctx.runTask(s)` items take `ttlMs`, `timeoutMs`, `delayMs`, `tags` and
 // `idempotencyKey` (scoped to the parent) as a submit does, checked the same way. The stock
 // `durable` type passes its input's `childOptions` to each child as given.
 
-const apis: InProcessApi[] = [];
-const procs: Proc[] = [];
-afterEach(async () => {
-  await Promise.allSettled(procs.splice(0).map((p) => p.kill()));
-  await Promise.allSettled(apis.splice(0).map((a) => a.close()));
-});
+const started = stopAfterEach();
 
 async function setUp(): Promise<InProcessApi> {
-  const a = await startInProcessApi();
-  apis.push(a);
-  procs.push(await startWorker(a.prefix, { LONGRUN_WORKER_CONCURRENCY: '4' }));
+  const a = started.api(await startInProcessApi());
+  started.proc(await startWorker(a.prefix, { LONGRUN_WORKER_CONCURRENCY: '4' }));
   return a;
 }
 
-async function submit(a: InProcessApi, body: unknown): Promise<string> {
-  const res = await a.http('POST', '/v1/jobs', { body });
-  expect(res.status, res.text).toBe(202);
-  return res.body.taskId as string;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a task handle as JSON
-async function handle(a: InProcessApi, id: string): Promise<any> {
-  const res = await a.http('GET', `/v1/jobs/${id}`);
-  expect(res.status, res.text).toBe(200);
-  return res.body;
-}
-
-const terminal = (h: { status: string }) => ['completed', 'failed', 'cancelled'].includes(h.status);
-
-async function until(
-  a: InProcessApi,
-  id: string,
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a task handle as JSON
-  check: (h: any) => boolean,
-  what: string,
-) {
-  return waitFor(
-    async () => {
-      const h = await handle(a, id);
-      return check(h) ? h : undefined;
-    },
-    { timeoutMs: 20_000, intervalMs: 50, what: `task ${id}: ${what}` },
-  );
-}
+const submit = submitTask;
+const handle = handleOf;
+const until = (a: InProcessApi, id: string, check: (h: HandleJson) => boolean, what: string) =>
+  untilHandle(a, id, check, what, 20_000);
 
 describe('durable tasks: child options', () => {
   it('ttlMs, timeoutMs, delayMs and tags reach the child', async () => {

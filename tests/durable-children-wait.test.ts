@@ -2,8 +2,8 @@ import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { waitFor } from './helpers/http.js';
-import type { Proc } from './helpers/processes.js';
 import { startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+import { handleOf, stopAfterEach, submitTask, terminal } from './helpers/tasks.js';
 
 // Issue 40, items 7 and 2 (its child half): a durable parent waiting on its children re-checks
 // them at O(1) cost and writes no event when nothing changed; a child that is gone counts on its
@@ -11,19 +11,13 @@ import { startInProcessApi, startWorker, type InProcessApi } from './helpers/ser
 // children (`echo`, `sleep`) stay queued: nothing but the parent's re-checks touches them. The
 // re-check runs every LONGRUN_CHILD_RECHECK_MS (60 s by default; short here).
 
-const apis: InProcessApi[] = [];
-const procs: Proc[] = [];
+const started = stopAfterEach();
 const conns: Redis[] = [];
-afterEach(async () => {
-  await Promise.allSettled(procs.splice(0).map((p) => p.kill()));
-  await Promise.allSettled(apis.splice(0).map((a) => a.close()));
-  conns.splice(0).forEach((c) => c.disconnect());
-});
+afterEach(() => conns.splice(0).forEach((c) => c.disconnect()));
 
 async function setUp(recheckMs: number): Promise<InProcessApi> {
-  const a = await startInProcessApi();
-  apis.push(a);
-  procs.push(
+  const a = started.api(await startInProcessApi());
+  started.proc(
     await startWorker(a.prefix, {
       LONGRUN_WORKER_TYPES: 'durable',
       LONGRUN_CHILD_RECHECK_MS: String(recheckMs),
@@ -32,18 +26,8 @@ async function setUp(recheckMs: number): Promise<InProcessApi> {
   return a;
 }
 
-async function submit(a: InProcessApi, body: unknown): Promise<string> {
-  const res = await a.http('POST', '/v1/jobs', { body });
-  expect(res.status, res.text).toBe(202);
-  return res.body.taskId as string;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a task handle as JSON
-async function handle(a: InProcessApi, id: string): Promise<any> {
-  const res = await a.http('GET', `/v1/jobs/${id}`);
-  expect(res.status, res.text).toBe(200);
-  return res.body;
-}
+const submit = submitTask;
+const handle = handleOf;
 
 async function waiting(a: InProcessApi, id: string, n: number) {
   return waitFor(
@@ -94,8 +78,6 @@ async function monitor(): Promise<{ stop(): string[] }> {
     },
   };
 }
-
-const terminal = (h: { status: string }) => ['completed', 'failed', 'cancelled'].includes(h.status);
 
 describe('durable tasks: a parent waiting on its children', () => {
   it('re-checks 40 children at a cost that does not grow with them, writing no event while nothing changes', async () => {

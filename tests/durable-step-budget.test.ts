@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { waitFor } from './helpers/http.js';
-import type { Proc } from './helpers/processes.js';
-import { startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+import { startInProcessApi, startWorker } from './helpers/service.js';
+import { stopAfterEach } from './helpers/tasks.js';
 
 // Every byte a durable task stores counts against its tenant's storage budget (issue 40, item
 // 5): step results and waitpoint data too, not only the record, input and result. A step whose
@@ -12,12 +12,7 @@ import { startInProcessApi, startWorker, type InProcessApi } from './helpers/ser
 const BUDGET = 12_000;
 const redis = new Redis(inject('redisUrl'));
 afterAll(() => redis.quit());
-const apis: InProcessApi[] = [];
-const procs: Proc[] = [];
-afterEach(async () => {
-  await Promise.allSettled(procs.splice(0).map((p) => p.kill()));
-  await Promise.allSettled(apis.splice(0).map((a) => a.close()));
-});
+const started = stopAfterEach();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a task handle as JSON
 type Json = any;
@@ -25,9 +20,9 @@ type Json = any;
 describe('durable steps and waitpoint data count against the storage budget', () => {
   it('fill it: usage rises, a submit is refused, the step past it fails the task; forgetting gives the bytes back', async () => {
     const api = await startInProcessApi({ tenantMaxBytes: BUDGET });
-    apis.push(api);
+    started.api(api);
     // attempts: the stock type's default; storage-budget must fail it without a retry.
-    procs.push(await startWorker(api.prefix, { LONGRUN_TENANT_MAX_BYTES: String(BUDGET) }));
+    started.proc(await startWorker(api.prefix, { LONGRUN_TENANT_MAX_BYTES: String(BUDGET) }));
     const usage = async () => {
       const [key] = await redis.keys(`${api.prefix}:tenant:*:usage`);
       return Number((await redis.hget(key!, '#total')) ?? 0);

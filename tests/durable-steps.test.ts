@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpClient, waitFor } from './helpers/http.js';
 import type { Proc } from './helpers/processes.js';
 import { promptReceiver } from './helpers/receivers.js';
@@ -10,6 +10,13 @@ import {
   type InProcessApi,
 } from './helpers/service.js';
 import { readSse } from './helpers/sse.js';
+import {
+  stopAfterEach,
+  submitTask,
+  terminal,
+  untilHandle,
+  type HandleJson,
+} from './helpers/tasks.js';
 
 // A durable task's steps stay bounded (issue 40, item 6): recording one costs the same at step
 // 1 000 as at step 10, a task records at most LONGRUN_MAX_STEPS `ctx.step` calls, the handle
@@ -18,46 +25,20 @@ import { readSse } from './helpers/sse.js';
 // as `waiting` until it ends (item 8). Real API in this process, real worker processes running
 // the stock `durable` job type.
 
-const apis: InProcessApi[] = [];
-const procs: Proc[] = [];
-afterEach(async () => {
-  await Promise.allSettled(procs.splice(0).map((p) => p.kill()));
-  await Promise.allSettled(apis.splice(0).map((a) => a.close()));
-});
+const started = stopAfterEach();
 
 async function api(opts: { webhookAllow?: string[] } = {}): Promise<InProcessApi> {
-  const started = await startInProcessApi(opts);
-  apis.push(started);
-  return started;
+  return started.api(await startInProcessApi(opts));
 }
 
 async function worker(prefix: string, env: Record<string, string> = {}): Promise<Proc> {
-  const started = await startWorker(prefix, env);
-  procs.push(started);
-  return started;
+  return started.proc(await startWorker(prefix, env));
 }
 
-async function submit(a: InProcessApi, body: unknown): Promise<string> {
-  const res = await a.http('POST', '/v1/jobs', { body });
-  expect(res.status, res.text).toBe(202);
-  return res.body.taskId as string;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a task handle as JSON
-type Json = any;
-
-async function until(a: InProcessApi, id: string, check: (h: Json) => boolean, what: string) {
-  return waitFor(
-    async () => {
-      const res = await a.http('GET', `/v1/jobs/${id}`);
-      expect(res.status, res.text).toBe(200);
-      return check(res.body) ? (res.body as Json) : undefined;
-    },
-    { timeoutMs: 30_000, intervalMs: 50, what: `task ${id}: ${what}` },
-  );
-}
-
-const terminal = (h: { status: string }) => ['completed', 'failed', 'cancelled'].includes(h.status);
+const submit = submitTask;
+type Json = HandleJson;
+const until = (a: InProcessApi, id: string, check: (h: Json) => boolean, what: string) =>
+  untilHandle(a, id, check, what);
 
 describe('durable steps: the handle, the steps route, list items and events', () => {
   it('the handle holds the newest 50 steps and stepCount; /steps pages all of them, oldest first', async () => {

@@ -1,11 +1,18 @@
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createRedis } from '@longrun/engine/internal';
 import { waitFor } from './helpers/http.js';
 import { startScript, type Proc } from './helpers/processes.js';
 import { promptReceiver } from './helpers/receivers.js';
 import { startInProcessApi, startWorker, type InProcessApi } from './helpers/service.js';
+import {
+  stopAfterEach,
+  submitTask,
+  terminal,
+  untilHandle,
+  type HandleJson,
+} from './helpers/tasks.js';
 
 // Durable waits keep their promises (issue 40, items 1 and 2): a waitpoint has exactly one
 // outcome, data or timeout, whatever the clocks and whoever asks first; a handler's own
@@ -18,49 +25,26 @@ const root = resolve(import.meta.dirname, '..');
 const raw = createRedis(inject('redisUrl'), 'producer');
 raw.on('error', () => undefined);
 afterAll(() => raw.disconnect());
-const apis: InProcessApi[] = [];
-const procs: Proc[] = [];
-afterEach(async () => {
-  await Promise.allSettled(procs.splice(0).map((p) => p.kill()));
-  await Promise.allSettled(apis.splice(0).map((a) => a.close()));
-});
+const started = stopAfterEach();
 
 async function api(opts: { webhookAllow?: string[] } = {}): Promise<InProcessApi> {
-  const started = await startInProcessApi(opts);
-  apis.push(started);
-  return started;
+  return started.api(await startInProcessApi(opts));
 }
 
 /** The fixture worker (order, nap) on `prefix`. */
 async function fixtureWorker(prefix: string, env: Record<string, string> = {}): Promise<Proc> {
-  const started = await startScript(
-    'tests/fixtures/durable-worker.mjs',
-    { REDIS_URL: inject('redisUrl'), LONGRUN_PREFIX: prefix, ...env },
-    { cwd: root, timeoutMs: 20_000 },
-  );
-  procs.push(started);
-  return started;
-}
-
-async function submit(a: InProcessApi, body: unknown): Promise<string> {
-  const res = await a.http('POST', '/v1/jobs', { body });
-  expect(res.status, res.text).toBe(202);
-  return res.body.taskId as string;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a task handle as JSON
-async function until(a: InProcessApi, id: string, check: (h: any) => boolean, what: string) {
-  return waitFor(
-    async () => {
-      const res = await a.http('GET', `/v1/jobs/${id}`);
-      expect(res.status, res.text).toBe(200);
-      return check(res.body) ? res.body : undefined;
-    },
-    { timeoutMs: 40_000, intervalMs: 50, what: `task ${id}: ${what}` },
+  return started.proc(
+    await startScript(
+      'tests/fixtures/durable-worker.mjs',
+      { REDIS_URL: inject('redisUrl'), LONGRUN_PREFIX: prefix, ...env },
+      { cwd: root, timeoutMs: 20_000 },
+    ),
   );
 }
 
-const terminal = (h: { status: string }) => ['completed', 'failed', 'cancelled'].includes(h.status);
+const submit = submitTask;
+const until = (a: InProcessApi, id: string, check: (h: HandleJson) => boolean, what: string) =>
+  untilHandle(a, id, check, what, 40_000);
 const waiting = (h: { statusMessage?: string }) =>
   String(h.statusMessage).startsWith('waiting for waitpoint');
 const stepNames = (h: { steps?: { name: string }[] }) => (h.steps ?? []).map((s) => s.name);
@@ -177,8 +161,7 @@ describe(
     it('the stock durable type waiting past its ttl on children ends "expired" too', async () => {
       const a = await api();
       // Children that sleep longer than their parent lives: the parent waits on them until its ttl.
-      const w = await startWorker(a.prefix, { LONGRUN_EXPIRED_GRACE_MS: '60000' });
-      procs.push(w);
+      started.proc(await startWorker(a.prefix, { LONGRUN_EXPIRED_GRACE_MS: '60000' }));
       const id = await submit(a, {
         type: 'durable',
         input: { children: 1, childSleepMs: 60_000 },

@@ -9,11 +9,11 @@
 // Sizes: CHAOS_SCALE, or CHAOS_DURABLE_CANCEL_PARENTS; CHAOS_CANCEL_KILL_EVERY_MS (default 1000).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Proc } from '../helpers/processes.js';
 import { KEY_A, startInProcessApi, startWorker } from '../helpers/service.js';
 import {
   Cleanups,
   keepAliveAgent,
+  killedWorkers,
   pool,
   rawRequest,
   report,
@@ -40,21 +40,9 @@ describe('durable parents cancelled while making children, under worker crashes'
     const started = performance.now();
     const api = await startInProcessApi();
     cleanups.add(() => api.close());
-    const workers: Proc[] = [];
-    for (let i = 0; i < 2; i++) workers.push(await startWorker(api.prefix, WORKER_ENV));
-    cleanups.add(() => Promise.allSettled(workers.map((w) => w.kill())));
-
-    let stop = false;
-    let kills = 0;
-    const killer = (async () => {
-      await sleep(KILL_EVERY_MS / 2);
-      for (let slot = 0; !stop; slot = 1 - slot) {
-        await workers[slot]!.kill();
-        kills += 1;
-        workers[slot] = await startWorker(api.prefix, WORKER_ENV);
-        await sleep(KILL_EVERY_MS);
-      }
-    })();
+    const fleet = await killedWorkers(cleanups, KILL_EVERY_MS, () =>
+      startWorker(api.prefix, WORKER_ENV),
+    );
 
     const agent = keepAliveAgent(cleanups, 16);
     const call = (method: string, path: string, body?: unknown) =>
@@ -77,8 +65,7 @@ describe('durable parents cancelled while making children, under worker crashes'
         cancels.add((await call('POST', `/v1/jobs/${res.body.taskId}/cancel`)).status);
       },
     );
-    stop = true;
-    await killer;
+    const kills = await fleet.stop();
 
     // Killed workers' jobs come back within a few seconds (1 s locks): then none is open.
     const open = async () => {

@@ -12,12 +12,13 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { startScript, type Proc } from '../helpers/processes.js';
+import { startScript } from '../helpers/processes.js';
 import { KEY_A, startInProcessApi } from '../helpers/service.js';
 import {
   Cleanups,
   closeBooks,
   keepAliveAgent,
+  killedWorkers,
   pool,
   rawRequest,
   recordKey,
@@ -41,30 +42,6 @@ const root = resolve(import.meta.dirname, '../..');
 const cleanups = new Cleanups();
 afterAll(() => cleanups.run());
 
-/** Two worker processes of `start`, one of them SIGKILLed and restarted every KILL_EVERY_MS. */
-async function killedWorkers(start: () => Promise<Proc>) {
-  const workers: Proc[] = [await start(), await start()];
-  cleanups.add(() => Promise.allSettled(workers.map((w) => w.kill())));
-  let stop = false;
-  let kills = 0;
-  const killer = (async () => {
-    await sleep(KILL_EVERY_MS / 2);
-    for (let slot = 0; !stop; slot = 1 - slot) {
-      await workers[slot]!.kill();
-      kills += 1;
-      workers[slot] = await start();
-      await sleep(KILL_EVERY_MS);
-    }
-  })();
-  return {
-    async stop() {
-      stop = true;
-      await killer;
-      return kills;
-    },
-  };
-}
-
 describe('durable tasks keep their promises under worker crashes', () => {
   it(`${TASKS} waitpoints completed around their timeouts: one outcome each, the one the caller was told`, async () => {
     const started = performance.now();
@@ -73,7 +50,7 @@ describe('durable tasks keep their promises under worker crashes', () => {
     const redis = new Redis(inject('redisUrl'));
     cleanups.add(() => redis.quit());
     const env = { REDIS_URL: inject('redisUrl'), LONGRUN_PREFIX: api.prefix, ...WORKER_ENV };
-    const fleet = await killedWorkers(() =>
+    const fleet = await killedWorkers(cleanups, KILL_EVERY_MS, () =>
       startScript('tests/fixtures/durable-worker.mjs', env, { cwd: root, timeoutMs: 20_000 }),
     );
 

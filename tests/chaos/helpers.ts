@@ -565,3 +565,35 @@ export async function historyOf(
   const events = await log.events(id, undefined, 1000);
   return events.map((e) => ({ st: e.status, m: e.statusMessage }));
 }
+
+/**
+ * Two worker processes made by `start`, one of them SIGKILLed and started again every
+ * `killEveryMs` (in turn) until `stop()`, which returns how many were killed.
+ * @example const fleet = await killedWorkers(cleanups, 2000, () => startWorker(prefix, env));
+ */
+export async function killedWorkers(
+  cleanups: Cleanups,
+  killEveryMs: number,
+  start: () => Promise<{ kill(): Promise<void> }>,
+): Promise<{ stop(): Promise<number> }> {
+  const workers = [await start(), await start()];
+  cleanups.add(() => Promise.allSettled(workers.map((w) => w.kill())));
+  let stop = false;
+  let kills = 0;
+  const killer = (async () => {
+    await sleep(killEveryMs / 2);
+    for (let slot = 0; !stop; slot = 1 - slot) {
+      await workers[slot]!.kill();
+      kills += 1;
+      workers[slot] = await start();
+      await sleep(killEveryMs);
+    }
+  })();
+  return {
+    async stop() {
+      stop = true;
+      await killer;
+      return kills;
+    },
+  };
+}
